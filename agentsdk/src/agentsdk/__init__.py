@@ -1,1 +1,75 @@
-"""Placeholder; filled in by its issue."""
+"""agentsdk: an async agent runtime with typed tools, a small loop, models in
+tiers, and pictures from the tools back to the model.
+
+The names most programs need::
+
+    from agentsdk import Agent, tool, Toolkit, Image
+"""
+
+from .agent import Agent
+from .artifacts import ArtifactStore
+from .errors import (
+    AgentError,
+    MaxTurnsExceeded,
+    OutputValidationError,
+    PluginNotFound,
+    RunTimeout,
+    ToolRetriesExceeded,
+    UnexpectedModelBehavior,
+)
+from .messages import Image, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, Usage
+from .models import (
+    FallbackModel,
+    Model,
+    ModelAuthError,
+    ModelError,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    StreamDelta,
+    Tiers,
+    TurnInfo,
+)
+from .result import RunResult
+from .tools import Tool, ToolContext, ToolError, Toolkit, ToolOutcome, ToolSpec, tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "ArtifactStore",
+    "FallbackModel",
+    "Image",
+    "ImagePart",
+    "MaxTurnsExceeded",
+    "Message",
+    "Model",
+    "ModelAuthError",
+    "ModelError",
+    "ModelProfile",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelSettings",
+    "OutputValidationError",
+    "PluginNotFound",
+    "RunResult",
+    "RunTimeout",
+    "StreamDelta",
+    "TextPart",
+    "Tiers",
+    "Tool",
+    "ToolCallPart",
+    "ToolContext",
+    "ToolError",
+    "ToolOutcome",
+    "ToolResultPart",
+    "ToolRetriesExceeded",
+    "ToolSpec",
+    "Toolkit",
+    "TurnInfo",
+    "UnexpectedModelBehavior",
+    "Usage",
+    "tool",
+]

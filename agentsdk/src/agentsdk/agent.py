@@ -1,0 +1,241 @@
+"""``Agent``: configuration plus ``run``, ``run_sync`` and ``stream``."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .artifacts import ArtifactStore, default_runs_dir
+from .errors import RunTimeout
+from .events import Event, RunFailed, RunFinished
+from .loop import RunConfig, run_events
+from .messages import Message
+from .models import Model, ModelSettings, Tiers
+from .output import OutputSpec
+from .plugins import load_toolkit, resolve_model
+from .result import RunResult
+from .tools import Tool, Toolkit, collect_tools
+from .tracing import JsonlTracer
+
+__all__ = ["Agent", "RunResult"]
+
+
+class Agent:
+    """An agent: a model, instructions and tools.
+
+    Args:
+        model: A ``Model``, ``Tiers``, or a model string such as
+            ``"openai:gpt-4.1"`` or ``"local:default"``.
+        instructions: The system prompt.
+        tools: Tools, toolkits, plain functions, or names of installed toolkits.
+        output_type: Validate the final answer as this type (a pydantic model,
+            dataclass, TypedDict, ...). ``None`` means plain text.
+        max_turns: Model requests allowed in one run.
+        settings: Model settings; ``run(settings=...)`` overrides per run.
+        timeout: Seconds allowed for a whole run.
+        max_concurrency: Tool calls of one turn that may run at once.
+        max_tool_output_chars: Longer tool text is truncated (the full text is saved).
+        keep_images: How many recent tool images stay in the context.
+        artifacts_dir: Where run folders go (default: the user cache dir).
+        trace: A JSONL file the events of every run are appended to.
+        deps: Any object tools receive as ``ctx.deps``.
+    """
+
+    def __init__(
+        self,
+        model: Model | Tiers | str,
+        instructions: str | None = None,
+        tools: Sequence[Tool | Toolkit | Callable[..., Any] | str] = (),
+        *,
+        name: str = "agent",
+        output_type: Any = None,
+        output_retries: int = 2,
+        max_turns: int = 20,
+        settings: ModelSettings | None = None,
+        timeout: float | None = None,
+        max_concurrency: int = 8,
+        max_tool_output_chars: int = 20_000,
+        keep_images: int = 4,
+        artifacts_dir: str | Path | None = None,
+        trace: str | Path | None = None,
+        deps: Any = None,
+    ):
+        self.name = name
+        self.instructions = instructions
+        self._model_spec = model
+        self._model: Model | Tiers | None = None
+        self.toolkits: list[Toolkit] = []
+        items: list[Tool | Toolkit | Callable[..., Any]] = []
+        for item in tools:
+            resolved = load_toolkit(item) if isinstance(item, str) else item
+            if isinstance(resolved, Toolkit):
+                self.toolkits.append(resolved)
+            items.append(resolved)
+        self.tools: dict[str, Tool] = {}
+        for t in collect_tools(items):
+            if t.name in self.tools:
+                raise ValueError(
+                    f"two tools are named {t.name!r}; give one toolkit a prefix, "
+                    "e.g. MyToolkit(prefix='mine')"
+                )
+            self.tools[t.name] = t
+        self.output = (
+            OutputSpec(output_type, output_retries) if output_type not in (None, str) else None
+        )
+        self.max_turns = max_turns
+        self.settings = settings or ModelSettings()
+        self.timeout = timeout
+        self.max_concurrency = max_concurrency
+        self.max_tool_output_chars = max_tool_output_chars
+        self.keep_images = keep_images
+        self.artifacts_dir = Path(artifacts_dir) if artifacts_dir else default_runs_dir()
+        self.trace = Path(trace) if trace else None
+        self.deps = deps
+
+    @property
+    def model(self) -> Model | Tiers:
+        """The model, resolved from its string on first use."""
+        if self._model is None:
+            spec = self._model_spec
+            self._model = spec if isinstance(spec, Tiers) else resolve_model(spec)
+        return self._model
+
+    def _system_prompt(self) -> str | None:
+        parts = [
+            p for p in (self.instructions, self.output.instructions() if self.output else None) if p
+        ]
+        return "\n\n".join(parts) if parts else None
+
+    def _config(
+        self,
+        message_history: Sequence[Message] | None,
+        settings: ModelSettings | None,
+        deps: Any,
+        stream: bool,
+    ) -> RunConfig:
+        run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        messages = list(message_history or [])
+        system = self._system_prompt()
+        if system and not (messages and messages[0].role == "system"):
+            messages.insert(0, Message.system(system))
+        return RunConfig(
+            run_id=run_id,
+            agent_name=self.name,
+            model=self.model,
+            tools=self.tools,
+            settings=self.settings.merged(settings),
+            output=self.output,
+            max_turns=self.max_turns,
+            max_concurrency=self.max_concurrency,
+            max_tool_output_chars=self.max_tool_output_chars,
+            keep_images=self.keep_images,
+            artifacts=ArtifactStore(self.artifacts_dir / run_id),
+            deps=self.deps if deps is None else deps,
+            stream=stream,
+            messages=messages,
+        )
+
+    async def _events(
+        self,
+        prompt: str | Message,
+        message_history: Sequence[Message] | None,
+        settings: ModelSettings | None,
+        deps: Any,
+        stream: bool,
+    ) -> AsyncGenerator[Event, None]:
+        cfg = self._config(message_history, settings, deps, stream)
+        tracer = JsonlTracer(self.trace) if self.trace else None
+        try:
+            async with AsyncExitStack() as stack:
+                for toolkit in self.toolkits:
+                    await stack.enter_async_context(toolkit)
+                events = run_events(cfg, prompt)
+                try:
+                    async for event in events:
+                        if tracer is not None:
+                            tracer.write(event)
+                        yield event
+                except Exception as exc:
+                    failed = RunFailed(cfg.run_id, type(exc).__name__, str(exc))
+                    if tracer is not None:
+                        tracer.write(failed)
+                    yield failed
+                    raise
+                finally:
+                    await events.aclose()
+        finally:
+            if tracer is not None:
+                tracer.close()
+
+    async def run(
+        self,
+        prompt: str | Message,
+        *,
+        message_history: Sequence[Message] | None = None,
+        settings: ModelSettings | None = None,
+        deps: Any = None,
+    ) -> RunResult:
+        """Run to a final answer and return it with the conversation and usage."""
+        result: RunResult | None = None
+        try:
+            with anyio.fail_after(self.timeout):
+                events = self._events(prompt, message_history, settings, deps, stream=False)
+                try:
+                    async for event in events:
+                        if isinstance(event, RunFinished):
+                            result = event.result
+                finally:
+                    await events.aclose()
+        except TimeoutError as exc:
+            if isinstance(exc, RunTimeout):
+                raise
+            raise RunTimeout(f"the run took longer than its {self.timeout:g} s timeout") from exc
+        assert result is not None
+        return result
+
+    async def stream(
+        self,
+        prompt: str | Message,
+        *,
+        message_history: Sequence[Message] | None = None,
+        settings: ModelSettings | None = None,
+        deps: Any = None,
+    ) -> AsyncIterator[Event]:
+        """Run and yield events as they happen; the last is ``RunFinished``
+        (whose ``result`` is the ``RunResult``) or ``RunFailed`` before the error."""
+        events = self._events(prompt, message_history, settings, deps, stream=True)
+        try:
+            with anyio.fail_after(self.timeout):
+                async for event in events:
+                    yield event
+        finally:
+            await events.aclose()
+
+    def run_sync(self, prompt: str | Message, **kwargs: Any) -> RunResult:
+        """``run`` for scripts and notebooks without an event loop."""
+
+        async def main() -> RunResult:
+            try:
+                return await self.run(prompt, **kwargs)
+            finally:
+                await self.aclose()
+
+        return anyio.run(main)
+
+    async def aclose(self) -> None:
+        """Close models this agent resolved from strings (their connections)."""
+        model, self._model = self._model, None
+        if model is None:
+            return
+        if isinstance(model, Tiers):
+            await model.aclose()
+        elif isinstance(self._model_spec, str):
+            await model.aclose()
+        else:
+            self._model = model

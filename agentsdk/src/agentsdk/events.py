@@ -1,0 +1,154 @@
+"""Typed run events: the only way the agent loop talks to the outside.
+
+Events are small slotted dataclasses, cheap to make when nobody listens.
+``event_to_dict`` gives the JSON form used by tracing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic_core import to_jsonable_python
+
+from .messages import Usage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .agent import RunResult
+
+
+@dataclass(slots=True, frozen=True)
+class RunStarted:
+    """A run began."""
+
+    run_id: str
+    agent: str
+    prompt: str
+    model: str
+    tools: list[str]
+
+
+@dataclass(slots=True, frozen=True)
+class ModelRequestStarted:
+    """The loop is asking a model; ``tier`` is ``fast``/``standard`` when tiers are used."""
+
+    run_id: str
+    turn: int
+    model: str
+    tier: str | None
+
+
+@dataclass(slots=True, frozen=True)
+class TextDelta:
+    """A chunk of the model's text as it streams."""
+
+    run_id: str
+    turn: int
+    text: str
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallStarted:
+    """A tool call is about to run."""
+
+    run_id: str
+    turn: int
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallFinished:
+    """A tool call ended; ``preview`` is the start of its text output."""
+
+    run_id: str
+    turn: int
+    call_id: str
+    name: str
+    duration: float
+    is_error: bool
+    preview: str
+
+
+@dataclass(slots=True, frozen=True)
+class ImageProduced:
+    """A tool produced an image; it was saved at ``path``."""
+
+    run_id: str
+    turn: int
+    call_id: str
+    tool: str
+    path: str
+    media_type: str
+
+
+@dataclass(slots=True, frozen=True)
+class TurnFinished:
+    """A model turn (and the tool calls it asked for) finished."""
+
+    run_id: str
+    turn: int
+    model: str
+    tier: str | None
+    usage: Usage
+    tool_calls: int
+
+
+@dataclass(slots=True, frozen=True)
+class RunFinished:
+    """The run produced its answer."""
+
+    run_id: str
+    output: Any
+    turns: int
+    usage: Usage
+    result: RunResult | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True, frozen=True)
+class RunFailed:
+    """The run ended with an exception."""
+
+    run_id: str
+    error_type: str
+    message: str
+
+
+Event = (
+    RunStarted
+    | ModelRequestStarted
+    | TextDelta
+    | ToolCallStarted
+    | ToolCallFinished
+    | ImageProduced
+    | TurnFinished
+    | RunFinished
+    | RunFailed
+)
+
+EVENT_TYPES: dict[str, type[Any]] = {
+    cls.__name__: cls
+    for cls in (
+        RunStarted,
+        ModelRequestStarted,
+        TextDelta,
+        ToolCallStarted,
+        ToolCallFinished,
+        ImageProduced,
+        TurnFinished,
+        RunFinished,
+        RunFailed,
+    )
+}
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The JSON-ready form of an event, with its type under ``"event"``."""
+    data: dict[str, Any] = {"event": type(event).__name__}
+    for f in dataclasses.fields(event):
+        if f.name == "result":
+            continue
+        data[f.name] = to_jsonable_python(getattr(event, f.name), fallback=str)
+    return data

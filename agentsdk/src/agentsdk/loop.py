@@ -1,0 +1,360 @@
+"""The agent loop: ask the model, run the tools it asks for, repeat.
+
+``run_events`` is an async generator of events; ``Agent.run`` and
+``Agent.stream`` consume it. Per turn it does work proportional to that
+turn's new messages only, never to the whole history.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from .artifacts import ArtifactStore
+from .errors import (
+    MaxTurnsExceeded,
+    OutputValidationError,
+    ToolRetriesExceeded,
+    UnexpectedModelBehavior,
+)
+from .events import (
+    Event,
+    ImageProduced,
+    ModelRequestStarted,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
+from .messages import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, Usage
+from .models import Model, ModelProfile, ModelRequest, ModelResponse, ModelSettings, Tiers, TurnInfo
+from .output import OutputSpec
+from .result import RunResult
+from .tools import Tool, ToolContext, ToolOutcome
+
+
+@dataclass
+class RunConfig:
+    """Everything one run needs, prepared by ``Agent``."""
+
+    run_id: str
+    agent_name: str
+    model: Model | Tiers
+    tools: dict[str, Tool]
+    settings: ModelSettings
+    output: OutputSpec | None
+    max_turns: int
+    max_concurrency: int
+    max_tool_output_chars: int
+    keep_images: int
+    artifacts: ArtifactStore
+    deps: Any
+    stream: bool
+    messages: list[Message] = field(default_factory=list)
+
+
+class _ImageBudget:
+    """Keeps only the most recent K tool images in the context."""
+
+    def __init__(self, keep: int, artifacts: ArtifactStore):
+        self.keep = keep
+        self.artifacts = artifacts
+        self.paths: dict[int, str] = {}
+        self.order: deque[tuple[int, int]] = deque()  # (message index, id(image part))
+
+    def saved_path(self, part: ImagePart, name: str) -> str:
+        path = self.paths.get(id(part))
+        if path is None:
+            path = str(self.artifacts.save_image(part, name))
+            self.paths[id(part)] = path
+        return path
+
+    def track(self, index: int, images: list[ImagePart]) -> None:
+        for img in images:
+            self.order.append((index, id(img)))
+
+    def enforce(self, messages: list[Message]) -> None:
+        excess = len(self.order) - self.keep
+        if excess <= 0:
+            return
+        victims: dict[int, set[int]] = {}
+        for _ in range(excess):
+            index, part_id = self.order.popleft()
+            victims.setdefault(index, set()).add(part_id)
+        for index, ids in victims.items():
+            messages[index] = self._strip(messages[index], ids)
+
+    def _placeholder(self, part: ImagePart) -> TextPart:
+        where = self.paths.get(id(part), "(not saved)")
+        return TextPart(text=f"[older image removed from context; saved at {where}]")
+
+    def _strip(self, message: Message, victims: set[int]) -> Message:
+        new_parts: list[Any] = []
+        for part in message.parts:
+            if isinstance(part, ImagePart) and id(part) in victims:
+                new_parts.append(self._placeholder(part))
+            elif isinstance(part, ToolResultPart) and any(id(p) in victims for p in part.parts):
+                inner = [
+                    self._placeholder(p) if isinstance(p, ImagePart) and id(p) in victims else p
+                    for p in part.parts
+                ]
+                new_parts.append(part.model_copy(update={"parts": inner}))
+            else:
+                new_parts.append(part)
+        return Message.model_construct(role=message.role, parts=new_parts)
+
+
+def _profile(model: Model | Tiers) -> ModelProfile:
+    if isinstance(model, Tiers):
+        fast, std = model.model("fast").profile, model.model("standard").profile
+        return ModelProfile(
+            images_in_tool_results=fast.images_in_tool_results and std.images_in_tool_results,
+            image_input=fast.image_input and std.image_input,
+        )
+    return model.profile
+
+
+def _truncate(text: str, limit: int, artifacts: ArtifactStore, name: str) -> str:
+    if len(text) <= limit:
+        return text
+    path = artifacts.save_text(f"{name}-output.txt", text)
+    return (
+        text[:limit] + f"\n[output truncated: showing {limit} of {len(text)} characters; "
+        f"the full output is saved at {path}]"
+    )
+
+
+async def _ask(
+    model: Model, request: ModelRequest, cfg: RunConfig, turn: int
+) -> AsyncIterator[Event | ModelResponse]:
+    if not cfg.stream:
+        yield await model.request(request)
+        return
+    async for item in model.stream(request):
+        if isinstance(item, ModelResponse):
+            yield item
+            return
+        if item.text:
+            yield TextDelta(cfg.run_id, turn, item.text)
+    raise UnexpectedModelBehavior(f"model {model.name} ended its stream without a response")
+
+
+async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Event, None]:
+    """Run the loop, yielding events; the last one is ``RunFinished``."""
+    messages = cfg.messages
+    user = prompt if isinstance(prompt, Message) else Message.user(prompt)
+    messages.append(user)
+    specs = [t.spec() for t in cfg.tools.values()]
+    profile = _profile(cfg.model)
+    budget = _ImageBudget(cfg.keep_images, cfg.artifacts)
+    usage, per_model = Usage(), dict[str, Usage]()
+    arg_failures: dict[str, int] = {}
+    output_failures = 0
+    model_label = cfg.model.name
+    yield RunStarted(cfg.run_id, cfg.agent_name, user.text, model_label, list(cfg.tools))
+
+    for turn in range(1, cfg.max_turns + 1):
+        request = ModelRequest.model_construct(
+            messages=list(messages),
+            tools=specs,
+            settings=cfg.settings,
+            output_schema=cfg.output.schema if cfg.output else None,
+            output_name=cfg.output.name if cfg.output else None,
+        )
+        tier: str | None = None
+        model: Model
+        if isinstance(cfg.model, Tiers):
+            tier, model = cfg.model.pick(TurnInfo(turn=turn, request=request))
+        else:
+            model = cfg.model
+        yield ModelRequestStarted(cfg.run_id, turn, model.name, tier)
+        response: ModelResponse | None = None
+        async for item in _ask(model, request, cfg, turn):
+            if isinstance(item, ModelResponse):
+                response = item
+            else:
+                yield item
+        assert response is not None
+        turn_usage = response.usage.model_copy(update={"requests": max(response.usage.requests, 1)})
+        usage = usage + turn_usage
+        served_by = response.model_name or model.name
+        per_model[served_by] = per_model.get(served_by, Usage()) + turn_usage
+        messages.append(Message.model_construct(role="assistant", parts=list(response.parts)))
+        calls = response.tool_calls
+
+        if not calls:
+            text = response.text
+            if cfg.output is not None:
+                ok, value, problem = cfg.output.validate(text)
+                if not ok:
+                    output_failures += 1
+                    if output_failures > cfg.output.retries:
+                        raise OutputValidationError(
+                            problem, _result(cfg, None, usage, per_model, turn)
+                        )
+                    messages.append(Message.user(cfg.output.retry_prompt(problem)))
+                    yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0)
+                    continue
+            else:
+                value = text
+            yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0)
+            result = _result(cfg, value, usage, per_model, turn)
+            yield RunFinished(cfg.run_id, value, turn, usage, result)
+            return
+
+        for call in calls:
+            yield ToolCallStarted(cfg.run_id, turn, call.id, call.name, call.arguments)
+        outcomes = await _run_calls(cfg, calls, turn)
+
+        result_parts: list[ToolResultPart] = []
+        trailing: list[TextPart | ImagePart] = []
+        new_images: list[ImagePart] = []
+        for call, (outcome, duration) in zip(calls, outcomes, strict=True):
+            if outcome.kind == "invalid_arguments":
+                arg_failures[call.name] = arg_failures.get(call.name, 0) + 1
+                allowed = cfg.tools[call.name].retries if call.name in cfg.tools else 2
+                if arg_failures[call.name] > allowed:
+                    raise ToolRetriesExceeded(
+                        f"the model gave invalid arguments to tool '{call.name}' "
+                        f"{arg_failures[call.name]} times in a row: {outcome.text}",
+                        _result(cfg, None, usage, per_model, turn),
+                    )
+            else:
+                arg_failures.pop(call.name, None)
+            parts: list[TextPart | ImagePart] = []
+            images: list[ImagePart] = []
+            for part in outcome.parts:
+                if isinstance(part, ImagePart):
+                    path = budget.saved_path(part, f"{call.name}.png")
+                    yield ImageProduced(cfg.run_id, turn, call.id, call.name, path, part.media_type)
+                    if not profile.image_input:
+                        parts.append(
+                            TextPart(text=f"[image saved at {path}; this model cannot view images]")
+                        )
+                    elif profile.images_in_tool_results:
+                        parts.append(part)
+                        images.append(part)
+                    else:
+                        n = len([p for p in trailing if isinstance(p, ImagePart)]) + 1
+                        parts.append(
+                            TextPart(text=f"[image {n} is attached in the next user message]")
+                        )
+                        if not images:  # first image of this call: say where they come from
+                            trailing.append(
+                                TextPart(
+                                    text=f"Image(s) from tool call {call.name} (id {call.id}):"
+                                )
+                            )
+                        trailing.append(part)
+                        images.append(part)
+                else:
+                    parts.append(
+                        TextPart(
+                            text=_truncate(
+                                part.text, cfg.max_tool_output_chars, cfg.artifacts, call.name
+                            )
+                        )
+                    )
+            yield ToolCallFinished(
+                cfg.run_id, turn, call.id, call.name, duration, outcome.is_error, outcome.text[:200]
+            )
+            result_parts.append(
+                ToolResultPart(
+                    call_id=call.id, name=call.name, parts=parts, is_error=outcome.is_error
+                )
+            )
+            new_images.extend(images)
+        messages.append(Message.model_construct(role="tool", parts=list[Any](result_parts)))
+        if profile.images_in_tool_results:
+            budget.track(len(messages) - 1, new_images)
+        if trailing:
+            messages.append(Message.model_construct(role="user", parts=list[Any](trailing)))
+            budget.track(len(messages) - 1, new_images)
+        budget.enforce(messages)
+        yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, len(calls))
+
+    raise MaxTurnsExceeded(
+        f"the run used all {cfg.max_turns} turns without a final answer",
+        _result(cfg, None, usage, per_model, cfg.max_turns),
+    )
+
+
+def _result(
+    cfg: RunConfig, output: Any, usage: Usage, per_model: dict[str, Usage], turns: int
+) -> RunResult:
+    return RunResult(
+        output=output,
+        messages=cfg.messages,
+        usage=usage,
+        usage_by_model=dict(per_model),
+        turns=turns,
+        run_id=cfg.run_id,
+        artifacts_dir=cfg.artifacts.dir,
+    )
+
+
+async def _run_calls(
+    cfg: RunConfig, calls: list[ToolCallPart], turn: int
+) -> list[tuple[ToolOutcome, float]]:
+    results: list[tuple[ToolOutcome, float] | None] = [None] * len(calls)
+    limiter = anyio.CapacityLimiter(cfg.max_concurrency)
+
+    async def one(i: int, call: ToolCallPart) -> None:
+        start = time.perf_counter()
+        results[i] = (await _call(cfg, call, turn), time.perf_counter() - start)
+
+    async def limited(i: int, call: ToolCallPart) -> None:
+        async with limiter:
+            await one(i, call)
+
+    concurrent = [
+        (i, c)
+        for i, c in enumerate(calls)
+        if not (c.name in cfg.tools and cfg.tools[c.name].sequential)
+    ]
+    if len(concurrent) == 1:
+        await one(*concurrent[0])
+    elif concurrent:
+        async with anyio.create_task_group() as tg:
+            for i, c in concurrent:
+                tg.start_soon(limited, i, c)
+    for i, c in enumerate(calls):
+        if results[i] is None:  # sequential tools, one at a time, in order
+            await one(i, c)
+    return [r for r in results if r is not None]
+
+
+async def _call(cfg: RunConfig, call: ToolCallPart, turn: int) -> ToolOutcome:
+    tool = cfg.tools.get(call.name)
+    if tool is None:
+        names = ", ".join(sorted(cfg.tools)) or "(none)"
+        text = f"Unknown tool '{call.name}'. Available tools: {names}."
+        return ToolOutcome([TextPart(text=text)], is_error=True, kind="invalid_arguments")
+    if call.raw_arguments is not None:
+        try:
+            json.loads(call.raw_arguments)
+            problem = "the arguments must be a JSON object"
+        except ValueError as exc:
+            problem = f"invalid JSON ({exc})"
+        text = (
+            f"The arguments for tool '{call.name}' could not be read: {problem}. "
+            f"You sent: {call.raw_arguments[:500]}. Call it again with a JSON object."
+        )
+        return ToolOutcome([TextPart(text=text)], is_error=True, kind="invalid_arguments")
+    ctx = ToolContext(
+        run_id=cfg.run_id,
+        call_id=call.id,
+        tool_name=call.name,
+        turn=turn,
+        artifacts=cfg.artifacts,
+        deps=cfg.deps,
+    )
+    return await tool.call(call.arguments, ctx)

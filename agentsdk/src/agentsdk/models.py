@@ -1,0 +1,268 @@
+"""How the loop talks to models: the ``Model`` protocol, requests, responses,
+capability profiles, tiers and fallback."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .messages import Message, TextPart, ToolCallPart, Usage
+from .tools import ToolSpec
+
+__all__ = [
+    "FallbackModel",
+    "Model",
+    "ModelAuthError",
+    "ModelError",
+    "ModelProfile",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelSettings",
+    "StreamDelta",
+    "Tiers",
+    "TurnInfo",
+]
+
+
+class ModelProfile(BaseModel):
+    """What a model family can do. Differences between engines are data here,
+    not branches in the loop."""
+
+    model_config = ConfigDict(frozen=True)
+
+    context_window: int = 32_768
+    supports_tools: bool = True
+    native_tool_calls: bool = True
+    """False: tools are described in the prompt and calls parsed from text."""
+    images_in_tool_results: bool = False
+    image_input: bool = False
+    parallel_tool_calls: bool = True
+    tool_choice_required: bool = True
+    json_schema_output: bool = False
+
+
+class ModelSettings(BaseModel):
+    """Sampling and tool-use settings; set on the Agent, overridable per run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    tool_choice: str | None = None
+    """``auto``, ``required``, ``none`` or the name of one tool."""
+    parallel_tool_calls: bool | None = None
+    timeout: float | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def merged(self, other: ModelSettings | None) -> ModelSettings:
+        """These settings with every field ``other`` sets taken from ``other``."""
+        if other is None:
+            return self
+        return self.model_copy(update=other.model_dump(exclude_unset=True))
+
+
+class ModelRequest(BaseModel):
+    """Everything a model is given for one turn."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    messages: list[Message]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    settings: ModelSettings = Field(default_factory=ModelSettings)
+    output_schema: dict[str, Any] | None = None
+    output_name: str | None = None
+
+
+class ModelResponse(BaseModel):
+    """What a model answered for one turn."""
+
+    parts: list[TextPart | ToolCallPart]
+    usage: Usage = Field(default_factory=Usage)
+    model_name: str = ""
+    finish_reason: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text parts joined."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> list[ToolCallPart]:
+        """The tool calls asked for."""
+        return [p for p in self.parts if isinstance(p, ToolCallPart)]
+
+
+class StreamDelta(BaseModel):
+    """A piece of a streamed answer, before the final ``ModelResponse``."""
+
+    text: str = ""
+    tool_call_index: int | None = None
+    tool_name: str | None = None
+    arguments_delta: str = ""
+
+
+class ModelError(Exception):
+    """A model could not answer. ``retryable`` errors let ``FallbackModel`` move on."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status_code: int | None = None,
+        model_name: str | None = None,
+    ):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status_code = status_code
+        self.model_name = model_name
+
+
+class ModelAuthError(ModelError):
+    """The server refused the credentials (401/403). Never retried."""
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model connector. ``stream`` yields deltas and ends with the full response."""
+
+    name: str
+    profile: ModelProfile
+
+    async def request(self, request: ModelRequest) -> ModelResponse: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(slots=True)
+class TurnInfo:
+    """What a tier policy sees when it picks a model for a turn."""
+
+    turn: int
+    request: ModelRequest
+
+    @property
+    def tools_offered(self) -> bool:
+        """True when the model may call a tool this turn."""
+        return bool(self.request.tools) and self.request.settings.tool_choice != "none"
+
+
+def default_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
+    """Standard when tools may be needed, fast for text-only turns."""
+    return "standard" if info.tools_offered else "fast"
+
+
+TierPolicy = Callable[[TurnInfo], Literal["fast", "standard"]]
+
+
+class Tiers:
+    """A fast and a standard model; ``policy`` picks one per turn.
+
+    Models may be given as instances or as strings (``"local:smollm2-135m"``),
+    resolved through the installed connectors on first use.
+    """
+
+    def __init__(
+        self,
+        *,
+        fast: Model | str,
+        standard: Model | str,
+        policy: TierPolicy = default_tier_policy,
+    ):
+        self._specs: dict[str, Model | str] = {"fast": fast, "standard": standard}
+        self._models: dict[str, Model] = {}
+        self.policy = policy
+
+    @property
+    def name(self) -> str:
+        """Both tiers' names."""
+        return f"tiers(fast={self._name_of('fast')}, standard={self._name_of('standard')})"
+
+    def _name_of(self, tier: str) -> str:
+        spec = self._specs[tier]
+        return spec if isinstance(spec, str) else spec.name
+
+    def model(self, tier: str) -> Model:
+        """The model for ``tier`` (``fast`` or ``standard``), resolving a string once."""
+        found = self._models.get(tier)
+        if found is None:
+            from .plugins import resolve_model
+
+            found = resolve_model(self._specs[tier])
+            self._models[tier] = found
+        return found
+
+    def pick(self, info: TurnInfo) -> tuple[str, Model]:
+        """The tier name and model for this turn."""
+        tier = self.policy(info)
+        return tier, self.model(tier)
+
+    @property
+    def profile(self) -> ModelProfile:
+        """The standard tier's profile (it serves the turns that use tools)."""
+        return self.model("standard").profile
+
+    async def aclose(self) -> None:
+        """Close the models this object resolved from strings."""
+        for tier, model in self._models.items():
+            if isinstance(self._specs[tier], str):
+                await model.aclose()
+        self._models.clear()
+
+
+class FallbackModel:
+    """Try each model in turn; move on when one raises a retryable ``ModelError``."""
+
+    def __init__(self, models: Sequence[Model | str]):
+        if not models:
+            raise ValueError("FallbackModel needs at least one model")
+        from .plugins import resolve_model
+
+        self.models = [resolve_model(m) for m in models]
+        self.name = "fallback(" + ", ".join(m.name for m in self.models) + ")"
+        self.profile = self.models[0].profile
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Ask each model until one answers."""
+        errors: list[ModelError] = []
+        for model in self.models:
+            try:
+                return await model.request(request)
+            except ModelError as exc:
+                if not exc.retryable:
+                    raise
+                errors.append(exc)
+        raise _all_failed(errors)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
+        """Stream from the first model that starts answering; a model that fails
+        before its first item hands over to the next."""
+        errors: list[ModelError] = []
+        for model in self.models:
+            started = False
+            try:
+                async for item in model.stream(request):
+                    started = True
+                    yield item
+                return
+            except ModelError as exc:
+                if started or not exc.retryable:
+                    raise
+                errors.append(exc)
+        raise _all_failed(errors)
+
+    async def aclose(self) -> None:
+        """Close every model."""
+        for model in self.models:
+            await model.aclose()
+
+
+def _all_failed(errors: list[ModelError]) -> ModelError:
+    detail = "; ".join(f"{e.model_name or '?'}: {e}" for e in errors)
+    return ModelError(f"all fallback models failed: {detail}", retryable=True)

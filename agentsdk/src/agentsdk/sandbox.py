@@ -1,0 +1,306 @@
+"""Run child processes that cannot take the agent down.
+
+Every child gets its own process group and, on Linux, dies with its parent
+(``PR_SET_PDEATHSIG``). A timeout or a cancelled run kills the whole group,
+so engines and the helpers they spawn leave no orphans.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+import anyio
+from pydantic import BaseModel
+
+__all__ = [
+    "Limits",
+    "ManagedProcess",
+    "ProcessResult",
+    "kill_process_group",
+    "run_process",
+    "start_process",
+]
+
+_SAFE_ENV = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "DISPLAY",
+    "XDG_RUNTIME_DIR",
+    "XDG_CACHE_HOME",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+)
+
+
+class Limits(BaseModel):
+    """Resource limits applied to the child with ``setrlimit``."""
+
+    cpu_seconds: int | None = None
+    memory_bytes: int | None = None
+    file_size_bytes: int | None = None
+    open_files: int | None = None
+
+
+class ProcessResult(BaseModel):
+    """What a finished child process did."""
+
+    argv: list[str]
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    duration: float
+    stdout_truncated: bool = False
+    stderr_truncated: bool = False
+    pid: int
+
+    @property
+    def ok(self) -> bool:
+        """Exited with status 0 and did not time out."""
+        return self.returncode == 0 and not self.timed_out
+
+
+def _prctl_pdeathsig() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _preexec(limits: Limits | None) -> Any:
+    def setup() -> None:
+        _prctl_pdeathsig()
+        if limits is None:
+            return
+        import resource
+
+        pairs = (
+            (resource.RLIMIT_CPU, limits.cpu_seconds),
+            (resource.RLIMIT_AS, limits.memory_bytes),
+            (resource.RLIMIT_FSIZE, limits.file_size_bytes),
+            (resource.RLIMIT_NOFILE, limits.open_files),
+        )
+        for which, value in pairs:
+            if value is not None:
+                resource.setrlimit(which, (value, value))
+
+    return setup
+
+
+# anyio's open_process has no preexec_fn, so a tiny Python launcher applies the
+# death signal and the limits, then execs the real program (same pid).
+_LAUNCHER = """
+import ctypes, json, os, resource, signal, sys
+try:
+    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL, 0, 0, 0)
+except OSError:
+    pass
+for name, value in json.loads(sys.argv[1]).items():
+    resource.setrlimit(getattr(resource, name), (value, value))
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as exc:
+    sys.stderr.write(f"cannot start {sys.argv[2]!r}: {exc}\\n")
+    os._exit(127)
+"""
+
+
+def _launcher_argv(argv: Sequence[str], limits: Limits | None) -> list[str]:
+    rlimits: dict[str, int] = {}
+    if limits is not None:
+        names = {
+            "RLIMIT_CPU": limits.cpu_seconds,
+            "RLIMIT_AS": limits.memory_bytes,
+            "RLIMIT_FSIZE": limits.file_size_bytes,
+            "RLIMIT_NOFILE": limits.open_files,
+        }
+        rlimits = {k: v for k, v in names.items() if v is not None}
+    if not sys.platform.startswith("linux"):
+        return [str(a) for a in argv]
+    return [sys.executable, "-S", "-c", _LAUNCHER, json.dumps(rlimits), *map(str, argv)]
+
+
+def _environment(env: Mapping[str, str] | None, inherit_env: bool) -> dict[str, str]:
+    if inherit_env:
+        base = dict(os.environ)
+    else:
+        base = {k: os.environ[k] for k in _SAFE_ENV if k in os.environ}
+    if env:
+        base.update(env)
+    return base
+
+
+def kill_process_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Send ``sig`` to the process group led by ``pid``; quiet if it is gone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+class ManagedProcess:
+    """A long-lived child (an engine, a worker) in its own process group."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]):
+        self.popen = popen
+        self.pid = popen.pid
+
+    @property
+    def alive(self) -> bool:
+        """True while the child has not exited."""
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        """Kill the whole process group and reap the child. Idempotent."""
+        kill_process_group(self.pid)
+        with contextlib.suppress(ProcessLookupError):
+            self.popen.kill()
+        with contextlib.suppress(Exception):
+            self.popen.wait(timeout=5)
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    stream.close()
+
+    def terminate(self, grace: float = 3.0) -> None:
+        """SIGTERM the group, then SIGKILL after ``grace`` seconds."""
+        kill_process_group(self.pid, signal.SIGTERM)
+        try:
+            self.popen.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()
+
+    async def wait(self, timeout: float | None = None) -> int | None:
+        """Wait for exit without blocking the event loop; None on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.popen.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+            await anyio.sleep(0.02)
+        return self.popen.returncode
+
+    def __enter__(self) -> ManagedProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.kill()
+
+
+def start_process(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
+    limits: Limits | None = None,
+    stdin: int | IO[Any] | None = subprocess.PIPE,
+    stdout: int | IO[Any] | None = subprocess.PIPE,
+    stderr: int | IO[Any] | None = subprocess.PIPE,
+) -> ManagedProcess:
+    """Start a long-lived child in its own process group."""
+    popen = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=_environment(env, inherit_env),
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+        preexec_fn=_preexec(limits),
+    )
+    return ManagedProcess(popen)
+
+
+async def _drain(stream: anyio.abc.ByteReceiveStream | None, sink: bytearray, cap: int) -> bool:
+    truncated = False
+    if stream is None:
+        return truncated
+    async for chunk in stream:
+        room = cap - len(sink)
+        if room > 0:
+            sink.extend(chunk[:room])
+        if len(chunk) > room:
+            truncated = True
+    return truncated
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    timeout: float | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
+    limits: Limits | None = None,
+    input: bytes | None = None,
+    max_output: int = 1_000_000,
+) -> ProcessResult:
+    """Run a child to completion with a timeout; output is captured and capped.
+
+    On timeout the process group is killed and ``timed_out`` is set. If the
+    calling task is cancelled, the group is killed before cancellation
+    propagates.
+    """
+    start = time.monotonic()
+    process = await anyio.open_process(
+        _launcher_argv(argv, limits),
+        cwd=cwd,
+        env=_environment(env, inherit_env),
+        start_new_session=True,
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+    )
+    pid = process.pid
+    out, err = bytearray(), bytearray()
+    flags = {"out": False, "err": False, "timed_out": False}
+    try:
+
+        async def read_out() -> None:
+            flags["out"] = await _drain(process.stdout, out, max_output)
+
+        async def read_err() -> None:
+            flags["err"] = await _drain(process.stderr, err, max_output)
+
+        with anyio.move_on_after(timeout) as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(read_out)
+                tg.start_soon(read_err)
+                if input is not None and process.stdin is not None:
+                    await process.stdin.send(input)
+                    await process.stdin.aclose()
+                await process.wait()
+        if scope.cancelled_caught:
+            flags["timed_out"] = True
+    finally:
+        kill_process_group(pid)
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(Exception):
+                process.kill()
+            with contextlib.suppress(Exception):
+                await process.wait()
+            with contextlib.suppress(Exception):
+                await process.aclose()
+    return ProcessResult(
+        argv=[str(a) for a in argv],
+        returncode=None if flags["timed_out"] else process.returncode,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
+        timed_out=flags["timed_out"],
+        duration=time.monotonic() - start,
+        stdout_truncated=flags["out"],
+        stderr_truncated=flags["err"],
+        pid=pid,
+    )

@@ -1,0 +1,397 @@
+"""Typed tools: ``@tool``, ``Tool``, ``Toolkit`` and ``ToolContext``.
+
+The JSON schema and the argument validator of a tool are built once, when it
+is decorated; calling it does no signature or docstring work.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, overload
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic.fields import FieldInfo
+from pydantic_core import to_jsonable_python
+
+from ._docstrings import parse_docstring
+from .artifacts import ArtifactStore
+from .messages import Image, ImagePart, TextPart
+
+__all__ = [
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolOutcome",
+    "ToolSpec",
+    "Toolkit",
+    "to_parts",
+    "tool",
+]
+
+
+class ToolError(Exception):
+    """Raise inside a tool to tell the model what went wrong and how to fix it.
+
+    The message is sent to the model as an error result, verbatim.
+    """
+
+
+class ToolSpec(BaseModel):
+    """What the model is told about a tool."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class ToolContext:
+    """Handed to a tool that declares a parameter of this type."""
+
+    run_id: str
+    call_id: str
+    tool_name: str
+    turn: int
+    artifacts: ArtifactStore
+    deps: Any = None
+
+
+@dataclass
+class ToolOutcome:
+    """The result of calling a tool once."""
+
+    parts: list[TextPart | ImagePart]
+    is_error: bool = False
+    kind: Literal["ok", "invalid_arguments", "error", "timeout"] = "ok"
+
+    @property
+    def text(self) -> str:
+        """All text parts joined by newlines."""
+        return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def images(self) -> list[ImagePart]:
+        """The image parts."""
+        return [p for p in self.parts if isinstance(p, ImagePart)]
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(
+        to_jsonable_python(value, fallback=str), separators=(",", ":"), ensure_ascii=False
+    )
+
+
+def to_parts(value: Any) -> list[TextPart | ImagePart]:
+    """Turn whatever a tool returned into message parts."""
+    if value is None:
+        return [TextPart(text="(no output)")]
+    if isinstance(value, str):
+        return [TextPart(text=value)]
+    if isinstance(value, Image):
+        return [value.to_part()]
+    if isinstance(value, TextPart | ImagePart):
+        return [value]
+    if isinstance(value, list | tuple) and any(
+        isinstance(v, Image | ImagePart | TextPart) for v in value
+    ):
+        parts: list[TextPart | ImagePart] = []
+        for item in value:
+            parts.extend(to_parts(item))
+        return parts
+    if isinstance(value, BaseModel):
+        return [TextPart(text=value.model_dump_json(exclude_none=True))]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [TextPart(text=_json_text(dataclasses.asdict(value)))]
+    return [TextPart(text=_json_text(value))]
+
+
+def _format_validation_error(tool_name: str, err: ValidationError) -> str:
+    lines = [f"Invalid arguments for tool '{tool_name}':"]
+    for e in err.errors(include_url=False):
+        loc = ".".join(str(x) for x in e["loc"]) or "(arguments)"
+        lines.append(f"- {loc}: {e['msg']}")
+    lines.append("Call the tool again with corrected arguments.")
+    return "\n".join(lines)
+
+
+class Tool:
+    """A function the model can call, with its schema and validator.
+
+    Made by ``@tool``; call it with :meth:`call` (what the agent loop does) or
+    directly like the original function.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        timeout: float | None = None,
+        retries: int = 2,
+        sequential: bool = False,
+    ):
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.timeout = timeout
+        self.retries = retries
+        self.sequential = sequential
+        self._instance: Any = None
+        self._is_async = inspect.iscoroutinefunction(fn)
+        doc_description, param_docs = parse_docstring(fn.__doc__)
+        self.description = description or doc_description or self.name
+        self._context_param: str | None = None
+        self._is_method = False
+        self._args_model = self._build_model(param_docs)
+        self.parameters: dict[str, Any] = _drop_titles(self._args_model.model_json_schema())
+        functools.update_wrapper(self, fn)
+
+    def _build_model(self, param_docs: dict[str, str]) -> type[BaseModel]:
+        sig = inspect.signature(self.fn)
+        try:
+            hints = typing.get_type_hints(self.fn, include_extras=True)
+        except Exception as exc:  # an unresolvable forward reference is a user error
+            raise TypeError(f"cannot resolve type hints of tool {self.name!r}: {exc}") from exc
+        fields: dict[str, Any] = {}
+        for i, (pname, param) in enumerate(sig.parameters.items()):
+            if i == 0 and pname in ("self", "cls"):
+                self._is_method = True
+                continue
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise TypeError(f"tool {self.name!r}: *args and **kwargs are not supported")
+            annotation = hints.get(pname, Any)
+            if annotation is ToolContext:
+                self._context_param = pname
+                continue
+            default = ... if param.default is param.empty else param.default
+            doc = param_docs.get(pname)
+            if typing.get_origin(annotation) is typing.Annotated:
+                fields[pname] = (annotation, default)
+                if doc:  # attach the docstring text unless the Field already has one
+                    base, *meta = typing.get_args(annotation)
+                    if not any(isinstance(m, FieldInfo) and m.description for m in meta):
+                        fields[pname] = (typing.Annotated[base, *meta, _described(doc)], default)
+            elif isinstance(default, FieldInfo):
+                if doc and not default.description:
+                    default.description = doc
+                fields[pname] = (annotation, default)
+            else:
+                fields[pname] = (annotation, _described(doc, default))
+        model_name = "".join(w.capitalize() for w in self.name.split("_")) + "Arguments"
+        return create_model(
+            model_name,
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            **fields,
+        )
+
+    # -- descriptor: methods of a Toolkit bind to their instance ------------
+    def __get__(self, instance: Any, owner: type | None = None) -> Tool:
+        if instance is None or not self._is_method:
+            return self
+        cache = instance.__dict__.setdefault("_agentsdk_bound_tools", {})
+        bound = cache.get(id(self))
+        if bound is None:
+            bound = self._copy()
+            bound._instance = instance
+            cache[id(self)] = bound
+        return typing.cast(Tool, bound)
+
+    def _copy(self) -> Tool:
+        new = object.__new__(Tool)
+        new.__dict__.update(self.__dict__)
+        return new
+
+    def renamed(self, name: str) -> Tool:
+        """A copy of this tool under another name (used for toolkit prefixes)."""
+        new = self._copy()
+        new.name = name
+        return new
+
+    def spec(self) -> ToolSpec:
+        """The name, description and JSON schema sent to the model."""
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._instance is not None:
+            return self.fn(self._instance, *args, **kwargs)
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r})"
+
+    async def call(self, arguments: dict[str, Any], ctx: ToolContext | None = None) -> ToolOutcome:
+        """Validate ``arguments``, run the tool and turn its result into parts.
+
+        Never raises for a problem the model can fix: those come back as an
+        outcome with ``is_error`` set. Cancellation propagates.
+        """
+        try:
+            validated = self._args_model.model_validate(arguments)
+        except ValidationError as err:
+            text = _format_validation_error(self.name, err)
+            return ToolOutcome([TextPart(text=text)], is_error=True, kind="invalid_arguments")
+        kwargs = dict(validated)
+        if self._context_param is not None:
+            kwargs[self._context_param] = ctx
+        try:
+            with anyio.fail_after(self.timeout):
+                value = await self._invoke(kwargs)
+        except TimeoutError:
+            msg = f"Tool '{self.name}' timed out after {self.timeout:g} s."
+            return ToolOutcome([TextPart(text=msg)], is_error=True, kind="timeout")
+        except ToolError as exc:
+            return ToolOutcome([TextPart(text=str(exc))], is_error=True, kind="error")
+        except Exception as exc:
+            text = f"Tool '{self.name}' failed: {type(exc).__name__}: {exc}"
+            return ToolOutcome([TextPart(text=text)], is_error=True, kind="error")
+        return ToolOutcome(to_parts(value))
+
+    async def _invoke(self, kwargs: dict[str, Any]) -> Any:
+        fn = self.fn
+        if self._instance is not None:
+            fn = functools.partial(fn, self._instance)
+        if self._is_async:
+            return await fn(**kwargs)
+        return await anyio.to_thread.run_sync(
+            functools.partial(fn, **kwargs), abandon_on_cancel=True
+        )
+
+
+def _drop_titles(schema: Any) -> Any:
+    """Pydantic's generated titles only cost the model tokens."""
+    if isinstance(schema, dict):
+        return {
+            k: _drop_titles(v)
+            for k, v in schema.items()
+            if not (k == "title" and isinstance(v, str))
+        }
+    if isinstance(schema, list):
+        return [_drop_titles(v) for v in schema]
+    return schema
+
+
+def _described(doc: str | None, default: Any = ...) -> Any:
+    from pydantic import Field
+
+    return Field(default, description=doc) if doc else default
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    retries: int = 2,
+    sequential: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    retries: int = 2,
+    sequential: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a function (sync or async) or a Toolkit method into a tool.
+
+    Args:
+        name: The name the model sees; the function name by default.
+        description: Overrides the docstring's description.
+        timeout: Seconds before the call is cancelled and reported as timed out.
+        retries: How many times the model may retry after invalid arguments.
+        sequential: Never run this tool at the same time as other calls.
+    """
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        return Tool(
+            f,
+            name=name,
+            description=description,
+            timeout=timeout,
+            retries=retries,
+            sequential=sequential,
+        )
+
+    return wrap(fn) if fn is not None else wrap
+
+
+class Toolkit:
+    """A named group of tools sharing a resource (a browser, a worker process).
+
+    Subclass it, decorate methods with ``@tool``, and override :meth:`start`
+    and :meth:`close` for the resource. ``async with toolkit:`` starts and
+    closes it; an agent does that for the toolkits it is given.
+    """
+
+    name: ClassVar[str] = "toolkit"
+
+    def __init__(self, *, prefix: str | None = None):
+        self.prefix = prefix
+        self._entered = 0
+
+    async def start(self) -> None:
+        """Acquire the shared resource. The default does nothing."""
+
+    async def close(self) -> None:
+        """Release the shared resource; safe to call twice. The default does nothing."""
+
+    async def __aenter__(self) -> typing.Self:
+        if self._entered == 0:
+            await self.start()
+        self._entered += 1
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._entered -= 1
+        if self._entered == 0:
+            await self.close()
+
+    def tools(self) -> list[Tool]:
+        """The tools of this toolkit, bound to it, with the prefix applied."""
+        found: list[Tool] = []
+        seen: set[str] = set()
+        for klass in type(self).__mro__:
+            for attr, value in vars(klass).items():
+                if isinstance(value, Tool) and attr not in seen:
+                    seen.add(attr)
+                    bound = getattr(self, attr)
+                    if self.prefix:
+                        bound = bound.renamed(f"{self.prefix}_{bound.name}")
+                    found.append(bound)
+        return found
+
+
+ToolLike = Tool | Toolkit | Callable[..., Any] | str
+
+
+def collect_tools(items: Sequence[Tool | Toolkit | Callable[..., Any]]) -> list[Tool]:
+    """Flatten tools, toolkits and plain functions into a list of tools."""
+    out: list[Tool] = []
+    for item in items:
+        if isinstance(item, Toolkit):
+            out.extend(item.tools())
+        elif isinstance(item, Tool):
+            out.append(item)
+        elif callable(item):
+            out.append(Tool(item))
+        else:
+            raise TypeError(f"not a tool, toolkit or function: {item!r}")
+    return out
+
+
+__all__ += ["ToolLike", "collect_tools"]
