@@ -1,0 +1,255 @@
+"""AnthropicModel: the agentsdk Model protocol over the Messages API, on one pooled httpx client."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import httpx
+from pydantic import SecretStr, ValidationError
+
+from agentsdk import (
+    ModelAuthError,
+    ModelError,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    StreamDelta,
+)
+
+from ._convert import build_wire_request, output_tool_name, request_body, response_from_wire
+from ._retry import RETRYABLE_STATUS, Clock, RetryPolicy, Sleep, parse_retry_after
+from ._stream import StreamAssembler, iter_sse
+from ._wire import WireErrorBody, WireResponse
+
+logger = logging.getLogger("agentsdk_anthropic")
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 8192
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+
+ANTHROPIC_PROFILE = ModelProfile(
+    context_window=200_000,
+    supports_tools=True,
+    native_tool_calls=True,
+    images_in_tool_results=True,
+    image_input=True,
+    parallel_tool_calls=True,
+    tool_choice_required=True,
+    json_schema_output=True,
+)
+"""What Claude models accept: images inside tool results, tool_choice any/tool/none, 200k context.
+``json_schema_output`` is True because structured output is honoured through a forced tool."""
+
+_NETWORK_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+
+
+class AnthropicModel:
+    """A Claude model reached over the Anthropic Messages API (``POST /v1/messages``).
+
+    Args:
+        model: the API model id, e.g. ``"claude-sonnet-4-5"``.
+        api_key: defaults to ``$ANTHROPIC_API_KEY``; never shown in reprs, logs or errors.
+        base_url: defaults to ``$ANTHROPIC_BASE_URL`` or ``https://api.anthropic.com``.
+        default_max_tokens: ``max_tokens`` sent when ModelSettings.max_tokens is unset.
+        retry: backoff policy for 429, 5xx, 529, connect errors and read timeouts.
+        timeout: default request timeout in seconds (ModelSettings.timeout overrides it).
+        transport: an httpx transport (tests pass ``httpx.MockTransport``).
+        sleep, clock, rng: injectable so tests control backoff without real waiting.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        profile: ModelProfile | None = None,
+        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        retry: RetryPolicy | None = None,
+        timeout: float = 600.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Sleep | None = None,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        self.name = f"anthropic:{model}"
+        if not key:
+            raise ModelAuthError(
+                f"{self.name}: no API key; set {API_KEY_ENV} or pass api_key=",
+                model_name=self.name,
+            )
+        self.model = model
+        self.profile = profile or ANTHROPIC_PROFILE
+        self.default_max_tokens = default_max_tokens
+        self.retry = retry or RetryPolicy()
+        self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        self._api_key = SecretStr(key)
+        self._sleep: Sleep = sleep or anyio.sleep
+        self._clock: Clock = clock or time.time
+        self._rng = rng or random.Random()
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            transport=transport,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            headers={
+                "x-api-key": self._api_key.get_secret_value(),
+                "anthropic-version": API_VERSION,
+                "content-type": "application/json",
+            },
+        )
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    async def aclose(self) -> None:
+        """Close the pooled HTTP client (idempotent)."""
+        await self._client.aclose()
+
+    async def __aenter__(self) -> AnthropicModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # ------------------------------------------------------------------ public protocol
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one non-streaming request and parse the complete Message."""
+        body = self._body(request, stream=False)
+        response = await self._send(body, request.settings.timeout, read_body=True)
+        try:
+            wire = WireResponse.model_validate_json(response.content)
+        except ValidationError as exc:
+            raise self._error(f"unparseable response body: {response.text[:200]!r}") from exc
+        return response_from_wire(wire, model_name=self.name, output_tool=output_tool_name(request))
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
+        """Stream deltas as they arrive; the last item is the assembled ModelResponse."""
+        body = self._body(request, stream=True)
+        response = await self._send(body, request.settings.timeout, read_body=False)
+        assembler = StreamAssembler(model_name=self.name, output_tool=output_tool_name(request))
+        try:
+            async for sse in iter_sse(response.aiter_lines()):
+                if not sse.data:
+                    continue
+                for delta in assembler.feed(assembler.parse(sse)):
+                    yield delta
+                if assembler.finished:
+                    break
+        except _NETWORK_ERRORS as exc:
+            raise self._error(f"stream broke off: {type(exc).__name__}", retryable=True) from exc
+        finally:
+            await response.aclose()
+        yield assembler.response()
+
+    # ------------------------------------------------------------------ internals
+
+    def _body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        wire = build_wire_request(
+            request, model=self.model, default_max_tokens=self.default_max_tokens, stream=stream
+        )
+        return request_body(wire, request.settings.extra)
+
+    def _error(
+        self, message: str, *, retryable: bool = False, status_code: int | None = None
+    ) -> ModelError:
+        return ModelError(
+            f"{self.name}: {message}",
+            retryable=retryable,
+            status_code=status_code,
+            model_name=self.name,
+        )
+
+    def _status_error(self, response: httpx.Response) -> ModelError:
+        status = response.status_code
+        try:
+            body = WireErrorBody.model_validate_json(response.content)
+            detail = f"{body.error.type}: {body.error.message}"
+            if body.request_id:
+                detail += f" (request_id {body.request_id})"
+        except ValidationError:
+            detail = response.text[:300] or response.reason_phrase
+        message = f"{self.name}: HTTP {status} {detail}"
+        if status in (401, 403):
+            return ModelAuthError(message, status_code=status, model_name=self.name)
+        return ModelError(
+            message,
+            retryable=status in RETRYABLE_STATUS,
+            status_code=status,
+            model_name=self.name,
+        )
+
+    async def _send(
+        self, body: dict[str, Any], timeout: float | None, *, read_body: bool
+    ) -> httpx.Response:
+        """POST with retries; returns a 200 response (body read, or open for streaming)."""
+        content = json.dumps(body).encode()
+        per_request: httpx.Timeout | httpx._client.UseClientDefault = httpx.USE_CLIENT_DEFAULT
+        if timeout is not None:
+            per_request = httpx.Timeout(timeout)
+        attempt = 0
+        while True:
+            request = self._client.build_request(
+                "POST", "/v1/messages", content=content, timeout=per_request
+            )
+            retry_after: float | None = None
+            try:
+                response = await self._client.send(request, stream=True)
+                if response.status_code == 200 and not read_body:
+                    return response
+                try:
+                    await response.aread()
+                finally:
+                    await response.aclose()
+                if response.status_code == 200:
+                    return response
+                error = self._status_error(response)
+                retry_after = parse_retry_after(response.headers.get("retry-after"), self._clock())
+            except _NETWORK_ERRORS as exc:
+                error = self._error(
+                    f"{type(exc).__name__} reaching {self.base_url}", retryable=True
+                )
+            if not error.retryable:
+                raise error
+            if attempt >= self.retry.max_retries:
+                raise self._error(
+                    f"gave up after {attempt + 1} attempts; last error: {_strip(error, self.name)}",
+                    retryable=True,
+                    status_code=error.status_code,
+                )
+            if retry_after is not None and retry_after > self.retry.max_retry_after:
+                raise self._error(
+                    f"server asked to retry after {retry_after:.0f}s "
+                    f"(limit {self.retry.max_retry_after:.0f}s); last error: "
+                    f"{_strip(error, self.name)}",
+                    retryable=True,
+                    status_code=error.status_code,
+                )
+            delay = (
+                retry_after if retry_after is not None else self.retry.backoff(attempt, self._rng)
+            )
+            logger.warning(
+                "%s: %s; retry %d/%d in %.2fs",
+                self.name,
+                _strip(error, self.name),
+                attempt + 1,
+                self.retry.max_retries,
+                delay,
+            )
+            await self._sleep(delay)
+            attempt += 1
+
+
+def _strip(error: ModelError, name: str) -> str:
+    """An error's text without the leading model name (it is said once already)."""
+    return str(error).removeprefix(f"{name}: ")

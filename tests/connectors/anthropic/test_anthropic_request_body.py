@@ -1,0 +1,273 @@
+"""What AnthropicModel puts on the wire for each feature."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+from agentsdk.tools import ToolSpec
+from anthropic_recordings import json_reply, message_body
+from conftest import SECRET_KEY, MakeModel
+
+from agentsdk import (
+    ImagePart,
+    Message,
+    ModelRequest,
+    ModelSettings,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+PNG = b"\x89PNG\r\n\x1a\n-fake-png-bytes-for-wire-tests"
+WEATHER = ToolSpec(
+    name="get_weather",
+    description="Current weather for a city.",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+OK = json_reply(200, message_body([{"type": "text", "text": "ok"}]))
+
+
+def _request(messages: list[Message], **kwargs: object) -> ModelRequest:
+    return ModelRequest(messages=messages, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_system_user_text_and_image_headers_and_default_max_tokens(
+    make_model: MakeModel,
+) -> None:
+    model, fake = make_model(OK)
+    await model.request(
+        _request(
+            [
+                Message.system("You are terse."),
+                Message(role="user", parts=[TextPart(text="What is this?"), ImagePart(data=PNG)]),
+            ]
+        )
+    )
+    sent = fake.requests[0]
+    assert sent.method == "POST" and sent.url.path == "/v1/messages"
+    assert sent.headers["x-api-key"] == SECRET_KEY
+    assert sent.headers["anthropic-version"] == "2023-06-01"
+    body = fake.body()
+    assert body == {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 8192,
+        "system": [{"type": "text", "text": "You are terse."}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "What is this?"},
+                    {
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": "image/png",
+                            "data": base64.b64encode(PNG).decode(),
+                        },
+                    },
+                ],
+            }
+        ],
+    }
+
+
+@pytest.mark.anyio
+async def test_tools_are_declared_with_input_schema(make_model: MakeModel) -> None:
+    model, fake = make_model(OK)
+    await model.request(_request([Message.user("Weather in Paris?")], tools=[WEATHER]))
+    body = fake.body()
+    assert body["tools"] == [
+        {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "input_schema": WEATHER.parameters,
+        }
+    ]
+    assert body["tool_choice"] == {"type": "auto"}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("choice", "parallel", "wire"),
+    [
+        ("auto", None, {"type": "auto"}),
+        ("required", None, {"type": "any"}),
+        ("none", None, {"type": "none"}),
+        ("get_weather", None, {"type": "tool", "name": "get_weather"}),
+        ("required", False, {"type": "any", "disable_parallel_tool_use": True}),
+    ],
+)
+async def test_tool_choice_mapping(
+    make_model: MakeModel, choice: str, parallel: bool | None, wire: dict[str, object]
+) -> None:
+    model, fake = make_model(OK)
+    settings = ModelSettings(tool_choice=choice, parallel_tool_calls=parallel)
+    await model.request(_request([Message.user("hi")], tools=[WEATHER], settings=settings))
+    assert fake.body()["tool_choice"] == wire
+
+
+@pytest.mark.anyio
+async def test_no_tools_means_no_tool_choice(make_model: MakeModel) -> None:
+    model, fake = make_model(OK)
+    await model.request(
+        _request([Message.user("hi")], settings=ModelSettings(tool_choice="required"))
+    )
+    assert "tools" not in fake.body() and "tool_choice" not in fake.body()
+
+
+@pytest.mark.anyio
+async def test_tool_history_groups_results_into_one_user_turn_with_images_inside(
+    make_model: MakeModel,
+) -> None:
+    model, fake = make_model(OK)
+    calls = [
+        ToolCallPart(id="toolu_A", name="get_weather", arguments={"city": "Paris"}),
+        ToolCallPart(id="toolu_B", name="render", arguments={}),
+    ]
+    history = [
+        Message.user("Paris weather, and draw it"),
+        Message(role="assistant", parts=[TextPart(text="On it."), *calls]),
+        Message(
+            role="tool",
+            parts=[
+                ToolResultPart(call_id="toolu_A", name="get_weather", parts=[TextPart(text="18C")])
+            ],
+        ),
+        Message(
+            role="tool",
+            parts=[
+                ToolResultPart(
+                    call_id="toolu_B",
+                    name="render",
+                    parts=[TextPart(text="blank frame"), ImagePart(data=PNG)],
+                    is_error=True,
+                )
+            ],
+        ),
+        Message.user("Be brief."),
+    ]
+    await model.request(_request(history, tools=[WEATHER]))
+    messages = fake.body()["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[1]["content"] == [
+        {"type": "text", "text": "On it."},
+        {"type": "tool_use", "id": "toolu_A", "name": "get_weather", "input": {"city": "Paris"}},
+        {"type": "tool_use", "id": "toolu_B", "name": "render", "input": {}},
+    ]
+    image = {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64.b64encode(PNG).decode(),
+        },
+    }
+    assert messages[2]["content"] == [
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_A",
+            "content": [{"type": "text", "text": "18C"}],
+        },
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_B",
+            "content": [{"type": "text", "text": "blank frame"}, image],
+            "is_error": True,
+        },
+        {"type": "text", "text": "Be brief."},
+    ]
+
+
+@pytest.mark.anyio
+async def test_tool_ids_are_made_safe_consistently(make_model: MakeModel) -> None:
+    model, fake = make_model(OK)
+    history = [
+        Message.user("go"),
+        Message(
+            role="assistant", parts=[ToolCallPart(id="fc.1:x", name="get_weather", arguments={})]
+        ),
+        Message(
+            role="tool", parts=[ToolResultPart(call_id="fc.1:x", name="get_weather", parts=[])]
+        ),
+    ]
+    await model.request(_request(history, tools=[WEATHER]))
+    messages = fake.body()["messages"]
+    assert messages[1]["content"][0]["id"] == "fc_1_x"
+    assert messages[2]["content"][0]["tool_use_id"] == "fc_1_x"
+
+
+@pytest.mark.anyio
+async def test_settings_temperature_max_tokens_and_extra(make_model: MakeModel) -> None:
+    model, fake = make_model(OK)
+    settings = ModelSettings(
+        temperature=0.2, max_tokens=300, seed=4, extra={"top_k": 5, "stop_sequences": ["END"]}
+    )
+    await model.request(_request([Message.user("hi")], settings=settings))
+    body = fake.body()
+    assert (body["temperature"], body["max_tokens"], body["top_k"]) == (0.2, 300, 5)
+    assert body["stop_sequences"] == ["END"]
+    assert "seed" not in body  # the Messages API has no seed
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "temp_c": {"type": "number"}},
+    "required": ["city", "temp_c"],
+}
+
+
+@pytest.mark.anyio
+async def test_output_schema_forces_the_output_tool_and_returns_its_input_as_json_text(
+    make_model: MakeModel,
+) -> None:
+    reply = message_body(
+        [
+            {
+                "type": "tool_use",
+                "id": "toolu_out",
+                "name": "Forecast",
+                "input": {"city": "Oslo", "temp_c": 3},
+            }
+        ],
+        stop_reason="tool_use",
+    )
+    model, fake = make_model(json_reply(200, reply))
+    response = await model.request(
+        _request([Message.user("Oslo?")], output_schema=SCHEMA, output_name="Forecast")
+    )
+    body = fake.body()
+    assert body["tools"][-1]["name"] == "Forecast"
+    assert body["tools"][-1]["input_schema"] == SCHEMA
+    assert body["tool_choice"] == {"type": "tool", "name": "Forecast"}
+    assert response.tool_calls == []
+    assert response.text == '{"city": "Oslo", "temp_c": 3}'
+    assert response.finish_reason == "stop"
+
+
+@pytest.mark.anyio
+async def test_output_schema_with_tools_requires_some_tool(make_model: MakeModel) -> None:
+    model, fake = make_model(OK)
+    await model.request(_request([Message.user("Oslo?")], tools=[WEATHER], output_schema=SCHEMA))
+    body = fake.body()
+    assert [t["name"] for t in body["tools"]] == ["get_weather", "final_result"]
+    assert body["tool_choice"] == {"type": "any"}
+
+
+@pytest.mark.anyio
+async def test_output_schema_with_tools_off_falls_back_to_json_instructions(
+    make_model: MakeModel,
+) -> None:
+    model, fake = make_model(OK)
+    await model.request(
+        _request(
+            [Message.system("Be exact."), Message.user("Oslo?")],
+            output_schema=SCHEMA,
+            settings=ModelSettings(tool_choice="none"),
+        )
+    )
+    body = fake.body()
+    assert "tools" not in body
+    assert body["system"][0] == {"type": "text", "text": "Be exact."}
+    assert '"temp_c"' in body["system"][1]["text"] and "JSON" in body["system"][1]["text"]
