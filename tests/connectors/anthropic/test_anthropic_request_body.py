@@ -256,18 +256,19 @@ async def test_output_schema_with_tools_requires_some_tool(make_model: MakeModel
 
 
 @pytest.mark.anyio
-async def test_output_schema_with_tools_off_falls_back_to_json_instructions(
+async def test_output_schema_with_tools_off_sends_no_output_tool(
     make_model: MakeModel,
 ) -> None:
     model, fake = make_model(OK)
     await model.request(
         _request(
-            [Message.system("Be exact."), Message.user("Oslo?")],
+            [Message.system("Be exact. Reply with JSON."), Message.user("Oslo?")],
+            tools=[WEATHER],
             output_schema=SCHEMA,
             settings=ModelSettings(tool_choice="none"),
         )
     )
     body = fake.body()
-    assert "tools" not in body
-    assert body["system"][0] == {"type": "text", "text": "Be exact."}
-    assert '"temp_c"' in body["system"][1]["text"] and "JSON" in body["system"][1]["text"]
+    assert [t["name"] for t in body["tools"]] == ["get_weather"]
+    assert body["tool_choice"] == {"type": "none"}
+    assert body["system"] == [{"type": "text", "text": "Be exact. Reply with JSON."}]

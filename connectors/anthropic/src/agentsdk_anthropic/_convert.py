@@ -173,13 +173,6 @@ def _tool_choice(request: ModelRequest, output_tool: str | None) -> WireToolChoi
     return wire
 
 
-def _json_instructions(schema: dict[str, Any]) -> WireTextBlock:
-    return WireTextBlock(
-        text="Answer with a single JSON value (no code fences, no prose) matching this JSON "
-        "schema:\n" + json.dumps(schema, separators=(",", ":"))
-    )
-
-
 def build_wire_request(
     request: ModelRequest, *, model: str, default_max_tokens: int, stream: bool
 ) -> WireRequest:
@@ -190,9 +183,8 @@ def build_wire_request(
         for spec in request.tools
     ]
     output_tool = output_tool_name(request)
-    if output_tool is not None and request.settings.tool_choice == "none":
-        # tools are switched off, so structured output falls back to instructions
-        system.append(_json_instructions(request.output_schema or {}))
+    if request.settings.tool_choice == "none":
+        # tools are off: the core's JSON instructions in the system prompt carry the schema
         output_tool = None
     if output_tool is not None:
         tools.append(
