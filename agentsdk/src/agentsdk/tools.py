@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import types
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -170,7 +171,7 @@ class Tool:
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise TypeError(f"tool {self.name!r}: *args and **kwargs are not supported")
             annotation = hints.get(pname, Any)
-            if annotation is ToolContext:
+            if _is_context(annotation):
                 self._context_param = pname
                 continue
             default = ... if param.default is param.empty else param.default
@@ -265,6 +266,16 @@ class Tool:
         return await anyio.to_thread.run_sync(
             functools.partial(fn, **kwargs), abandon_on_cancel=True
         )
+
+
+def _is_context(annotation: Any) -> bool:
+    """``ToolContext``, ``ToolContext | None`` or ``Optional[ToolContext]``."""
+    if annotation is ToolContext:
+        return True
+    return ToolContext in typing.get_args(annotation) and typing.get_origin(annotation) in (
+        typing.Union,
+        types.UnionType,
+    )
 
 
 def _drop_titles(schema: Any) -> Any:

@@ -1,0 +1,90 @@
+"""agentsdk.sandbox with real child processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import anyio
+import pytest
+from agentsdk.sandbox import Limits, kill_process_group, run_process, start_process
+
+pytestmark = pytest.mark.anyio
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+async def test_output_exit_code_and_working_directory(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = await run_process(["bash", "-c", "pwd; echo oops >&2; exit 3"], cwd=tmp_path)
+    assert result.returncode == 3 and not result.ok
+    assert result.stdout.strip() == str(tmp_path) and result.stderr == "oops\n"
+
+
+async def test_timeout_kills_the_whole_group() -> None:
+    result = await run_process(["bash", "-c", "sleep 300 & echo $!; wait"], timeout=0.5)
+    assert result.timed_out and result.returncode is None
+    grandchild = int(result.stdout.strip())
+    await anyio.sleep(0.1)
+    assert gone(grandchild) and gone(result.pid)
+
+
+async def test_cpu_and_memory_limits() -> None:
+    spin = await run_process(
+        ["python3", "-c", "while True: pass"], limits=Limits(cpu_seconds=1), timeout=20
+    )
+    assert spin.returncode == -signal.SIGKILL and spin.duration < 10
+    hog = await run_process(
+        ["python3", "-c", "x = bytearray(800 * 1024 * 1024)"],
+        limits=Limits(memory_bytes=300 * 1024 * 1024),
+        timeout=20,
+    )
+    assert hog.returncode != 0 and "MemoryError" in hog.stderr
+
+
+async def test_scrubbed_environment() -> None:
+    os.environ["AGENTSDK_TEST_SECRET_TOKEN"] = "s3cr3t-value"
+    try:
+        kept = await run_process(["env"])
+        scrubbed = await run_process(["env"], inherit_env=False, env={"ONLY": "this"})
+    finally:
+        del os.environ["AGENTSDK_TEST_SECRET_TOKEN"]
+    assert "s3cr3t-value" in kept.stdout
+    assert "s3cr3t-value" not in scrubbed.stdout and "ONLY=this" in scrubbed.stdout
+
+
+async def test_output_is_capped() -> None:
+    result = await run_process(
+        ["bash", "-c", "head -c 50000 /dev/zero | tr '\\0' a"], max_output=1000
+    )
+    assert len(result.stdout) == 1000 and result.stdout_truncated
+
+
+async def test_missing_binary_is_a_clear_failure() -> None:
+    result = await run_process(["definitely-not-installed-xyz"])
+    assert result.returncode == 127 and "definitely-not-installed-xyz" in result.stderr
+
+
+async def test_cancel_kills_the_child() -> None:
+    pid_holder: list[int] = []
+    with anyio.move_on_after(0.5):
+        result = await run_process(["bash", "-c", "echo $$; exec sleep 300"])
+        pid_holder.append(result.pid)
+    out = await run_process(["pgrep", "-f", "exec sleep 300|^sleep 300"])
+    assert out.stdout.strip() == ""
+
+
+def test_managed_process_kill_is_idempotent_and_reaps() -> None:
+    proc = start_process(["bash", "-c", "sleep 300 & sleep 300"])
+    time.sleep(0.2)
+    assert proc.alive
+    proc.kill()
+    proc.kill()
+    assert not proc.alive and gone(proc.pid)
+    kill_process_group(proc.pid)  # quiet when already gone
