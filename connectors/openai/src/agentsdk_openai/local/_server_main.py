@@ -1,0 +1,64 @@
+"""Child-process entry point: run one llama.cpp server (xllamacpp) on 127.0.0.1.
+
+Started by ``LocalEngine``; not a public command. It exits when its parent goes away
+(stdin reaches EOF, and PR_SET_PDEATHSIG as a second line of defence).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+from pathlib import Path
+
+
+def _exit_when_parent_closes_stdin() -> None:
+    try:
+        while sys.stdin.buffer.read(4096):
+            pass
+    finally:
+        os._exit(0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--ready-file", required=True)
+    parser.add_argument("--ctx", type=int, default=8192)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--chat-template", default="")
+    args = parser.parse_args()
+
+    threading.Thread(target=_exit_when_parent_closes_stdin, daemon=True).start()
+
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.model_alias = args.alias
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0  # the server picks a free port and reports it
+    params.n_ctx = args.ctx
+    params.n_parallel = 1
+    params.use_jinja = True
+    threads = args.threads or (os.cpu_count() or 2)
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    token = os.environ.pop("AGENTSDK_ENGINE_TOKEN", "")
+    if token:
+        params.api_keys = [token]
+    if args.chat_template:
+        params.chat_template = Path(args.chat_template).read_text(encoding="utf-8")
+
+    server = xllamacpp.Server(params)  # returns once the model is loaded and listening
+    ready = Path(args.ready_file)
+    temporary = ready.with_suffix(".tmp")
+    temporary.write_text(server.listening_address, encoding="utf-8")
+    temporary.replace(ready)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

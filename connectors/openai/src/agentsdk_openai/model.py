@@ -1,0 +1,366 @@
+"""``OpenAIChatModel``: the agentsdk ``Model`` protocol over Chat Completions, with httpx."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import httpx
+from agentsdk.tools import ToolSpec
+
+from agentsdk import (
+    Message,
+    ModelAuthError,
+    ModelError,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    StreamDelta,
+)
+
+from ._response import StreamAssembler, parse_completion
+from ._wire import MessageEncoder, dumps
+from .profiles import EngineProfile, engine_profile
+from .prompted import render_tool_calls, tool_prompt
+from .retry import RetryPolicy, parse_retry_after
+
+__all__ = ["OpenAIChatModel"]
+
+logger = logging.getLogger("agentsdk_openai")
+
+_RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+_AUTH_STATUS = frozenset({401, 403})
+_SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class OpenAIChatModel:
+    """A model behind any OpenAI-compatible ``/chat/completions`` endpoint.
+
+    One pooled ``httpx.AsyncClient`` per model; the message history is encoded
+    incrementally (each message once). Use ``connect("vllm:...")`` for the usual
+    engines, or build one directly::
+
+        model = OpenAIChatModel("gpt-4.1", base_url="https://api.openai.com/v1", api_key=key)
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        engine: EngineProfile | None = None,
+        profile: ModelProfile | None = None,
+        name: str | None = None,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        headers: dict[str, str] | None = None,
+    ):
+        self.engine = engine or engine_profile("openai")
+        self.model_id = model
+        self.name = name or f"{self.engine.scheme}:{model}"
+        self.profile = profile or self.engine.model
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self._api_key = api_key
+        self._transport = transport
+        self._headers = dict(headers or {})
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._prompted = not self.profile.native_tool_calls
+        self._encoder = MessageEncoder(
+            self.profile, tool_calls_as_text=render_tool_calls if self._prompted else None
+        )
+        self._tool_cache: dict[tuple[int, ...], tuple[list[ToolSpec], str]] = {}
+
+    def __repr__(self) -> str:  # never shows the API key
+        return f"OpenAIChatModel(name={self.name!r}, base_url={self.base_url!r})"
+
+    # -- the Model protocol -------------------------------------------------------------
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """Send one non-streamed completion request."""
+        body = self._body(request, stream=False)
+        response = await self._send(body, request.settings.timeout)
+        try:
+            data = response.json()
+        except (ValueError, UnicodeDecodeError):
+            raise ModelError(
+                f"{self.name}: the server sent a body that is not JSON: {response.text[:200]!r}",
+                model_name=self.name,
+            ) from None
+        parts, usage, finish = parse_completion(
+            data, model_name=self.name, prompted_tools=self._prompted_names(request)
+        )
+        return ModelResponse(parts=parts, usage=usage, model_name=self.name, finish_reason=finish)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
+        """Stream deltas, then the complete ``ModelResponse`` (only once ``[DONE]`` arrived)."""
+        body = self._body(request, stream=True)
+        assembler = StreamAssembler(self.name, self._prompted_names(request))
+        response = await self._send(body, request.settings.timeout, stream=True)
+        try:
+            async for payload in _sse_data(response):
+                for delta in assembler.feed(payload):
+                    yield delta
+                if assembler.done:
+                    break
+        except httpx.HTTPError as exc:
+            raise ModelError(
+                f"{self.name}: the stream broke off ({type(exc).__name__}: {exc}); the partial answer was discarded",
+                model_name=self.name,
+                retryable=True,
+            ) from None
+        finally:
+            await response.aclose()
+        parts, usage, finish = assembler.finish()
+        yield ModelResponse(parts=parts, usage=usage, model_name=self.name, finish_reason=finish)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is _running_loop():
+            await client.aclose()
+
+    async def __aenter__(self) -> OpenAIChatModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- overridable seam for servers whose address is only known later (LocalEngine) ----
+
+    async def _endpoint(self) -> tuple[str, str | None]:
+        """(base URL, API key) to use for the next request."""
+        return self.base_url, self._api_key
+
+    # -- request building ---------------------------------------------------------------
+
+    def _prompted_names(self, request: ModelRequest) -> list[str] | None:
+        if not self._prompted or not _tools_offered(request):
+            return None
+        return [t.name for t in request.tools]
+
+    def _tools_json(self, tools: list[ToolSpec]) -> str:
+        key = tuple(id(t) for t in tools)
+        hit = self._tool_cache.get(key)
+        if hit is None or any(a is not b for a, b in zip(hit[0], tools, strict=True)):
+            wire = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in tools
+            ]
+            hit = (list(tools), dumps(wire))
+            if len(self._tool_cache) > 32:
+                self._tool_cache.clear()
+            self._tool_cache[key] = hit
+        return hit[1]
+
+    def _message_fragments(self, request: ModelRequest) -> list[str]:
+        messages: Sequence[Message] = request.messages
+        if self._prompted_names(request) is None:
+            return self._encoder.encode(messages)
+        prompt = tool_prompt(request.tools, request.settings.tool_choice)
+        if messages and messages[0].role == "system":
+            system = f"{messages[0].text}\n\n{prompt}"
+            messages = messages[1:]
+        else:
+            system = prompt
+        return [dumps({"role": "system", "content": system}), *self._encoder.encode(messages)]
+
+    def _body(self, request: ModelRequest, *, stream: bool) -> bytes:
+        settings = request.settings
+        fields: dict[str, Any] = {"model": self.model_id}
+        if settings.temperature is not None:
+            fields["temperature"] = settings.temperature
+        if settings.max_tokens is not None:
+            fields[self.engine.max_tokens_field] = settings.max_tokens
+        if settings.seed is not None:
+            fields["seed"] = settings.seed
+        offered = _tools_offered(request)
+        tools_json = None
+        if request.tools and not self._prompted:
+            tools_json = self._tools_json(request.tools)
+            choice = settings.tool_choice
+            if choice == "required" and not self.profile.tool_choice_required:
+                choice = "auto"
+            if choice in ("auto", "required", "none"):
+                fields["tool_choice"] = choice
+            elif choice:
+                fields["tool_choice"] = {"type": "function", "function": {"name": choice}}
+            if settings.parallel_tool_calls is not None and self.profile.parallel_tool_calls:
+                fields["parallel_tool_calls"] = settings.parallel_tool_calls
+        if (
+            request.output_schema is not None
+            and self.profile.json_schema_output
+            and (not offered or self.engine.json_schema_with_tools)
+        ):
+            fields["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": _SCHEMA_NAME.sub("_", request.output_name or "output")[:64] or "output",
+                    "schema": request.output_schema,
+                    "strict": False,
+                },
+            }
+        if stream:
+            fields["stream"] = True
+            if self.engine.stream_usage:
+                fields["stream_options"] = {"include_usage": True}
+        fields.update(settings.extra)
+        # Splice the cached message JSON in rather than re-serialising the history.
+        head = '{"messages":[' + ",".join(self._message_fragments(request)) + "]"
+        if tools_json is not None:
+            head += ',"tools":' + tools_json
+        return (head + "," + dumps(fields)[1:]).encode("utf-8")
+
+    # -- transport ----------------------------------------------------------------------
+
+    def _http(self) -> httpx.AsyncClient:
+        loop = _running_loop()
+        if self._client is None or self._client_loop is not loop:
+            # A client's pooled connections belong to one event loop (run_sync starts a new one).
+            self._client = httpx.AsyncClient(
+                transport=self._transport,
+                timeout=httpx.Timeout(self.timeout, connect=10.0),
+                limits=httpx.Limits(max_connections=32, max_keepalive_connections=8),
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def _send(
+        self, body: bytes, timeout: float | None, *, stream: bool = False
+    ) -> httpx.Response:
+        """POST with retries; returns a 2xx response (streamed responses still open)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            base_url, api_key = await self._endpoint()
+            headers = {"Content-Type": "application/json", **self._headers}
+            if api_key:
+                headers["Authorization"] = f"Bearer {api_key}"
+            client = self._http()
+            request = client.build_request(
+                "POST",
+                f"{base_url}/chat/completions",
+                content=body,
+                headers=headers,
+                timeout=httpx.Timeout(timeout, connect=10.0)
+                if timeout
+                else httpx.USE_CLIENT_DEFAULT,
+            )
+            retry_after: float | None = None
+            try:
+                response = await client.send(request, stream=stream)
+            except (
+                httpx.ConnectError,
+                httpx.ConnectTimeout,
+                httpx.ReadTimeout,
+                httpx.RemoteProtocolError,
+                httpx.ReadError,
+                httpx.PoolTimeout,
+            ) as exc:
+                problem = f"{type(exc).__name__}: {exc or 'no detail'}"
+                status = None
+            else:
+                if response.is_success:
+                    return response
+                if stream:
+                    await response.aread()
+                    await response.aclose()
+                status = response.status_code
+                problem = f"HTTP {status}: {_server_message(response)}"
+                if status in _AUTH_STATUS:
+                    raise ModelAuthError(
+                        self._auth_hint(problem), status_code=status, model_name=self.name
+                    )
+                if status not in _RETRY_STATUS:
+                    raise ModelError(
+                        f"{self.name} (model {self.model_id!r}): {problem}",
+                        status_code=status,
+                        model_name=self.name,
+                    )
+                retry_after = parse_retry_after(response.headers.get("retry-after"))
+            wait = self.retry.delay(attempt, retry_after)
+            if wait is None:
+                raise ModelError(
+                    f"{self.name}: {problem} (gave up after {attempt} attempt{'s' if attempt > 1 else ''})",
+                    retryable=True,
+                    status_code=status,
+                    model_name=self.name,
+                )
+            logger.warning(
+                "%s: %s; retrying in %.1f s (attempt %d of %d)",
+                self.name,
+                problem,
+                wait,
+                attempt + 1,
+                self.retry.max_attempts,
+            )
+            await self.retry.sleep(wait)
+
+    def _auth_hint(self, problem: str) -> str:
+        where = (
+            f" Check the {self.engine.api_key_env} environment variable."
+            if self.engine.api_key_env
+            else ""
+        )
+        return f"{self.name}: authentication failed ({problem}).{where}"
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _tools_offered(request: ModelRequest) -> bool:
+    return bool(request.tools) and request.settings.tool_choice != "none"
+
+
+def _server_message(response: httpx.Response) -> str:
+    text = response.text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text.strip()[:500] or response.reason_phrase
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:500]
+        if isinstance(error, str):
+            return error[:500]
+        if data.get("detail"):
+            return str(data["detail"])[:500]
+    return text.strip()[:500]
+
+
+async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
+    """The ``data:`` payloads of a server-sent-events body (multi-line data joined)."""
+    lines: list[str] = []
+    async for line in response.aiter_lines():
+        if not line:
+            if lines:
+                yield "\n".join(lines)
+                lines = []
+            continue
+        if line.startswith(":"):
+            continue  # a comment / keep-alive
+        field, _, value = line.partition(":")
+        if field == "data":
+            lines.append(value[1:] if value.startswith(" ") else value)
+    if lines:
+        yield "\n".join(lines)
