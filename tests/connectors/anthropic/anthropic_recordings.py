@@ -173,6 +173,9 @@ def error_body(error_type: str, message: str) -> dict[str, Any]:
     }
 
 
+SECRET_KEY = "sk-ant-api03-test-SECRET-do-not-leak-1234567890"
+"""The API key every test model uses; tests assert it never leaks."""
+
 Reply = httpx.Response | Exception
 """What the fake server answers to one request: a response, or an exception to raise."""
 
@@ -289,3 +292,7 @@ def answer(message: dict[str, Any]) -> Callable[[httpx.Request], httpx.Response]
         return json_reply(200, message)
 
     return reply
+
+
+MakeModel = Callable[..., tuple[Any, FakeAnthropic]]
+"""The ``make_model`` fixture: ``make_model(*replies, **model_kwargs)`` → (model, fake server)."""

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from agentsdk_anthropic import AnthropicModel, RetryPolicy
-from anthropic_recordings import FakeAnthropic, FakeClock, Reply
 
-SECRET_KEY = "sk-ant-api03-test-SECRET-do-not-leak-1234567890"
+# pytest runs with --import-mode=importlib, which does not put test folders on sys.path;
+# the recordings module has a name unique to this folder, so adding the folder is safe.
+sys.path.insert(0, str(Path(__file__).parent))
 
-MakeModel = Callable[..., tuple[AnthropicModel, FakeAnthropic]]
+from anthropic_recordings import (
+    SECRET_KEY,
+    FakeAnthropic,
+    FakeClock,
+    MakeModel,
+    Reply,
+)
 
 
 @pytest.fixture

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from agentsdk.events import RunFinished
-from anthropic_recordings import answer, message_body
-from conftest import MakeModel
+from anthropic_recordings import MakeModel, answer, message_body
 from pydantic import BaseModel
 
 from agentsdk import Agent, Image, ToolContext, tool

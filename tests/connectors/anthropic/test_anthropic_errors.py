@@ -8,8 +8,16 @@ from email.utils import formatdate
 import httpx
 import pytest
 from agentsdk_anthropic import AnthropicModel
-from anthropic_recordings import TEXT_STREAM, FakeClock, error_body, json_reply, message_body, sse
-from conftest import SECRET_KEY, MakeModel
+from anthropic_recordings import (
+    SECRET_KEY,
+    TEXT_STREAM,
+    FakeClock,
+    MakeModel,
+    error_body,
+    json_reply,
+    message_body,
+    sse,
+)
 
 from agentsdk import Message, ModelAuthError, ModelError, ModelRequest, ModelResponse
 

@@ -6,8 +6,7 @@ import base64
 
 import pytest
 from agentsdk.tools import ToolSpec
-from anthropic_recordings import json_reply, message_body
-from conftest import SECRET_KEY, MakeModel
+from anthropic_recordings import SECRET_KEY, MakeModel, json_reply, message_body
 
 from agentsdk import (
     ImagePart,

@@ -13,11 +13,11 @@ from anthropic_recordings import (
     OVERLOADED_MID_STREAM,
     TEXT_STREAM,
     TWO_TOOLS_STREAM,
+    MakeModel,
     json_reply,
     message_body,
     sse,
 )
-from conftest import MakeModel
 
 from agentsdk import (
     Message,

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
 import time
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 import httpx
 from pydantic import SecretStr, ValidationError
+from pydantic_core import to_json
 
 from agentsdk import (
     ModelAuthError,
@@ -154,11 +153,12 @@ class AnthropicModel:
 
     # ------------------------------------------------------------------ internals
 
-    def _body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+    def _body(self, request: ModelRequest, *, stream: bool) -> bytes:
         wire = build_wire_request(
             request, model=self.model, default_max_tokens=self.default_max_tokens, stream=stream
         )
-        return request_body(wire, request.settings.extra)
+        # pydantic-core's encoder is ~3x faster than json.dumps on image-heavy bodies
+        return to_json(request_body(wire, request.settings.extra))
 
     def _error(
         self, message: str, *, retryable: bool = False, status_code: int | None = None
@@ -190,10 +190,9 @@ class AnthropicModel:
         )
 
     async def _send(
-        self, body: dict[str, Any], timeout: float | None, *, read_body: bool
+        self, content: bytes, timeout: float | None, *, read_body: bool
     ) -> httpx.Response:
         """POST with retries; returns a 200 response (body read, or open for streaming)."""
-        content = json.dumps(body).encode()
         per_request: httpx.Timeout | httpx._client.UseClientDefault = httpx.USE_CLIENT_DEFAULT
         if timeout is not None:
             per_request = httpx.Timeout(timeout)

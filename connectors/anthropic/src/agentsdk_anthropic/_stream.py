@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -85,9 +84,8 @@ class StreamAssembler:
     def parse(self, sse: SseEvent) -> WireStreamEvent:
         """Decode one SSE payload, raising ModelError on malformed JSON."""
         try:
-            payload = json.loads(sse.data)
-            return WireStreamEvent.model_validate(payload)
-        except (json.JSONDecodeError, ValidationError) as exc:
+            return WireStreamEvent.model_validate_json(sse.data)
+        except ValidationError as exc:  # also raised for text that is not JSON
             snippet = sse.data[:200]
             raise self._error(f"malformed stream event {sse.event or ''!s}: {snippet!r}") from exc
 
