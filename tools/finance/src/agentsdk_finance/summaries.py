@@ -1,0 +1,149 @@
+"""Compact, model-sized views of price histories, comparisons and fundamentals."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from pydantic import BaseModel
+
+from agentsdk_finance.fundamentals import Ratios, compute_ratios
+from agentsdk_finance.metrics import Performance
+from agentsdk_finance.models import Fundamentals, PriceHistory, Provenance
+
+
+class Bar(BaseModel):
+    """One bar, rounded."""
+
+    date: date
+    close: float
+
+
+class PriceSummary(BaseModel):
+    """A few numbers that describe a price history; never the raw rows."""
+
+    symbol: str
+    interval: str
+    bars: int
+    first: Bar
+    last: Bar
+    high: Bar
+    low: Bar
+    change_pct: float
+    average_volume: float | None
+    recent: list[Bar]
+    yearly_close: dict[int, float]
+    provenance: Provenance
+
+
+def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15) -> PriceSummary:
+    """Summary statistics plus the last few bars and at most ``max_years`` year-end closes."""
+    prices = history.price.dropna()
+
+    def bar(ts: object) -> Bar:
+        return Bar(date=ts.date(), close=round(float(prices.loc[ts]), 4))  # type: ignore[attr-defined]
+
+    yearly = prices.groupby(prices.index.year).last().tail(max_years)
+    volume = history.frame["volume"].mean() if "volume" in history.frame else None
+    return PriceSummary(
+        symbol=history.symbol,
+        interval=history.interval,
+        bars=len(prices),
+        first=bar(prices.index[0]),
+        last=bar(prices.index[-1]),
+        high=bar(prices.idxmax()),
+        low=bar(prices.idxmin()),
+        change_pct=round(float(prices.iloc[-1] / prices.iloc[0] - 1) * 100, 2),
+        average_volume=round(float(volume), 0) if volume is not None and volume == volume else None,
+        recent=[bar(ts) for ts in prices.index[-recent:]],
+        yearly_close={int(y): round(float(v), 4) for y, v in yearly.items()},
+        provenance=history.provenance,
+    )
+
+
+class ComparisonRow(BaseModel):
+    """One symbol's line in a comparison (fractions, not percent)."""
+
+    symbol: str
+    total_return: float
+    cagr: float
+    volatility: float
+    max_drawdown: float
+    sharpe: float | None
+    growth_of_100: float
+    provenance: Provenance
+
+
+class Comparison(BaseModel):
+    """Several symbols over their common dates, rebased to 100."""
+
+    start: date
+    end: date
+    rows: list[ComparisonRow]
+    best: str
+    worst: str
+
+
+def compare_rows(performances: list[Performance]) -> Comparison:
+    """Rank symbols by total return over the same period."""
+    rows = [
+        ComparisonRow(
+            symbol=p.symbol,
+            total_return=round(p.total_return, 4),
+            cagr=round(p.cagr, 4),
+            volatility=round(p.volatility, 4),
+            max_drawdown=round(p.drawdown.max_drawdown, 4),
+            sharpe=None if p.sharpe is None else round(p.sharpe, 3),
+            growth_of_100=round(100 * (1 + p.total_return), 2),
+            provenance=p.provenance,
+        )
+        for p in performances
+    ]
+    ranked = sorted(rows, key=lambda r: r.total_return, reverse=True)
+    return Comparison(
+        start=min(p.start for p in performances),
+        end=max(p.end for p in performances),
+        rows=ranked,
+        best=ranked[0].symbol,
+        worst=ranked[-1].symbol,
+    )
+
+
+class PeriodFigures(BaseModel):
+    """Normalised statements and ratios of one fiscal period."""
+
+    period_end: date
+    period_type: str
+    figures: dict[str, float]
+    ratios: Ratios
+    provenance: Provenance
+
+
+class FundamentalsView(BaseModel):
+    """What the ``fundamentals`` tool returns."""
+
+    symbol: str
+    currency: str
+    periods: list[PeriodFigures]
+
+
+def view_fundamentals(fundamentals: Fundamentals, max_periods: int = 4) -> FundamentalsView:
+    """Flatten statements to ``name -> value`` and add ratios, newest first."""
+    periods = []
+    for period in fundamentals.periods[:max_periods]:
+        figures = {
+            k: line.value
+            for part in (period.income, period.balance, period.cash_flow)
+            for k, line in part.items()
+        }
+        periods.append(
+            PeriodFigures(
+                period_end=period.period_end,
+                period_type=period.period_type,
+                figures=figures,
+                ratios=compute_ratios(period),
+                provenance=fundamentals.provenance(period),
+            )
+        )
+    return FundamentalsView(
+        symbol=fundamentals.symbol, currency=fundamentals.currency, periods=periods
+    )

@@ -1,0 +1,263 @@
+"""``FinanceToolkit``: market data, metrics, charts and cited reports as agent tools."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from pathlib import Path
+
+from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
+from agentsdk_finance import charts
+from agentsdk_finance.cache import CachedMarketData, PriceCache
+from agentsdk_finance.errors import MarketDataError
+from agentsdk_finance.metrics import IndicatorSnapshot, Performance, indicator_snapshot, performance
+from agentsdk_finance.models import PriceHistory
+from agentsdk_finance.providers.base import MarketData, parse_day
+from agentsdk_finance.providers.sample import SampleDataProvider
+from agentsdk_finance.providers.yahoo import YFinanceProvider
+from agentsdk_finance.report import ReportResult, write_report
+from agentsdk_finance.summaries import (
+    Comparison,
+    FundamentalsView,
+    PriceSummary,
+    compare_rows,
+    summarise_prices,
+    view_fundamentals,
+)
+
+_HINTS = {
+    "invalid_symbol": "Check the ticker spelling.",
+    "no_data": "Pick dates inside the range the data covers.",
+    "invalid_params": "Fix the argument and call again.",
+    "rate_limited": "The data source is rate limiting; wait and try again.",
+    "network": "The data source is unreachable; try again later.",
+}
+
+
+def _day(value: str, what: str, *, is_end: bool) -> date | None:
+    """'' -> None, '2013' -> Jan 1 / Dec 31, 'YYYY-MM-DD' -> that day."""
+    text = (value or "").strip()
+    if re.fullmatch(r"\d{4}", text):
+        return date(int(text), 12, 31) if is_end else date(int(text), 1, 1)
+    return parse_day(text, what)
+
+
+def _symbols(text: str) -> list[str]:
+    names = [s.strip().upper() for s in re.split(r"[,\s;]+", text or "") if s.strip()]
+    if not names:
+        raise ToolError("Give at least one ticker, e.g. 'AAPL,MSFT'.")
+    return list(dict.fromkeys(names))
+
+
+class FinanceToolkit(Toolkit):
+    """Price history, performance, indicators, comparisons, fundamentals, charts, reports.
+
+    Args:
+        provider: where data comes from; default: the offline ``SampleDataProvider``.
+        cache: a ``PriceCache``; True for the default one in the user cache dir, False
+            for none; None (default) caches live providers (yfinance) only.
+        output_dir: where ``research_report`` writes when the call has no ToolContext.
+        prefix: optional tool-name prefix.
+    """
+
+    name = "finance"
+
+    def __init__(
+        self,
+        provider: MarketData | None = None,
+        *,
+        cache: PriceCache | bool | None = None,
+        output_dir: str | Path | None = None,
+        prefix: str | None = None,
+    ) -> None:
+        super().__init__(prefix=prefix)
+        base: MarketData = provider if provider is not None else SampleDataProvider()
+        if cache is None:
+            cache = isinstance(base, YFinanceProvider)
+        if cache is True:
+            cache = PriceCache()
+        self.provider: MarketData = CachedMarketData(base, cache) if cache else base  # type: ignore[assignment]
+        self.output_dir = Path(output_dir) if output_dir else Path("finance-reports")
+
+    # -- data access -------------------------------------------------------------
+
+    def _history(self, symbol: str, start: str, end: str, interval: str = "1d") -> PriceHistory:
+        try:
+            return self.provider.history(
+                symbol.strip().upper(),
+                _day(start, "start", is_end=False),
+                _day(end, "end", is_end=True),
+                interval,
+            )
+        except MarketDataError as err:
+            raise self._tool_error(err) from err
+
+    def _tool_error(self, err: MarketDataError) -> ToolError:
+        known = ""
+        if err.kind == "invalid_symbol" and "available" not in err.reason:
+            names = self.provider.symbols()
+            known = f" Available: {', '.join(names)}." if names else ""
+        return ToolError(f"{err.kind}: {err.reason}. {_HINTS[err.kind]}{known}")
+
+    def _performance(
+        self, symbol: str, start: str, end: str, benchmark: str, risk_free_rate: float
+    ) -> Performance:
+        if not -0.5 < risk_free_rate < 1:
+            raise ToolError("risk_free_rate is an annual fraction, e.g. 0.02 for 2%.")
+        history = self._history(symbol, start, end)
+        bench = self._history(benchmark, start, end) if benchmark.strip() else None
+        try:
+            return performance(history, risk_free=risk_free_rate, benchmark=bench)
+        except ValueError as exc:
+            raise ToolError(f"no_data: {exc}. Use a longer range.") from exc
+
+    # -- tools ---------------------------------------------------------------------
+
+    @tool
+    def price_history(
+        self, symbol: str, start: str = "", end: str = "", interval: str = "1d"
+    ) -> PriceSummary:
+        """Summarise a stock's prices: first, last, high, low, change, yearly closes.
+
+        Args:
+            symbol: ticker, e.g. AAPL.
+            start: first day YYYY-MM-DD or a year; empty for all data.
+            end: last day YYYY-MM-DD or a year; empty for all data.
+            interval: 1d, 1wk or 1mo.
+        """
+        return summarise_prices(self._history(symbol, start, end, interval))
+
+    @tool
+    def performance(
+        self,
+        symbol: str,
+        start: str = "",
+        end: str = "",
+        benchmark: str = "",
+        risk_free_rate: float = 0.0,
+    ) -> Performance:
+        """Return and risk: total return, CAGR, volatility, max drawdown, Sharpe, Sortino, beta.
+
+        Args:
+            symbol: ticker, e.g. MSFT.
+            start: first day YYYY-MM-DD or a year; empty for all data.
+            end: last day YYYY-MM-DD or a year; empty for all data.
+            benchmark: ticker for beta and correlation, e.g. SPX; empty for none.
+            risk_free_rate: annual risk-free rate as a fraction, e.g. 0.02.
+        """
+        return self._performance(symbol, start, end, benchmark, risk_free_rate)
+
+    @tool
+    def indicators(self, symbol: str, start: str = "", end: str = "") -> IndicatorSnapshot:
+        """Latest SMA 50/200, EMA 12/26, RSI 14, MACD and Bollinger bands, with signals.
+
+        Args:
+            symbol: ticker, e.g. IBM.
+            start: first day YYYY-MM-DD or a year; empty for all data.
+            end: last day YYYY-MM-DD or a year; empty for all data.
+        """
+        history = self._history(symbol, start, end)
+        if len(history.frame) < 30:
+            raise ToolError("no_data: indicators need at least 30 bars. Use a longer range.")
+        return indicator_snapshot(history)
+
+    @tool
+    def compare(self, symbols: str, start: str = "", end: str = "") -> Comparison:
+        """Compare several tickers over their common dates: returns, risk, growth of 100.
+
+        Args:
+            symbols: comma-separated tickers, e.g. AAPL,MSFT,IBM.
+            start: first day YYYY-MM-DD or a year; empty for all data.
+            end: last day YYYY-MM-DD or a year; empty for all data.
+        """
+        histories = self._common(_symbols(symbols), start, end)
+        return compare_rows([performance(h) for h in histories])
+
+    def _common(self, names: list[str], start: str, end: str) -> list[PriceHistory]:
+        histories = [self._history(s, start, end) for s in names]
+        lo = max(h.start for h in histories)
+        hi = min(h.end for h in histories)
+        if lo >= hi:
+            raise ToolError(
+                "no_data: these tickers have no dates in common. Compare fewer tickers."
+            )
+        return [self._history(s, lo.isoformat(), hi.isoformat()) for s in names]
+
+    @tool
+    def fundamentals(self, symbol: str) -> FundamentalsView:
+        """Income statement, balance sheet, cash flow and ratios (margins, ROE, debt/equity).
+
+        Args:
+            symbol: ticker, e.g. AAPL.
+        """
+        try:
+            data = self.provider.fundamentals(symbol.strip().upper())
+        except MarketDataError as err:
+            raise self._tool_error(err) from err
+        return view_fundamentals(data)
+
+    @tool
+    def chart(
+        self, symbols: str, start: str = "", end: str = "", ctx: ToolContext | None = None
+    ) -> list[str | Image]:
+        """Draw a PNG chart: one ticker with moving averages and drawdown, or several rebased to 100.
+
+        Args:
+            symbols: one ticker, or comma-separated tickers to compare.
+            start: first day YYYY-MM-DD or a year; empty for all data.
+            end: last day YYYY-MM-DD or a year; empty for all data.
+        """
+        names = _symbols(symbols)
+        if len(names) == 1:
+            history = self._history(names[0], start, end)
+            png = charts.price_chart(history)
+            caption = f"{names[0]} price with SMA 50/200 and drawdown. Source: {history.provenance.cite()}"
+        else:
+            histories = self._common(names, start, end)
+            png = charts.comparison_chart(histories)
+            cites = "; ".join(h.provenance.cite() for h in histories)
+            caption = f"{', '.join(names)} rebased to 100. Sources: {cites}"
+        image = Image(data=png, media_type="image/png")
+        if ctx is not None:
+            saved = ctx.artifacts.save_bytes(f"chart-{'-'.join(names).lower()}.png", png)
+            caption += f" Saved: {saved}"
+        return [caption, image]
+
+    @tool
+    def research_report(
+        self,
+        symbols: str,
+        start: str = "",
+        end: str = "",
+        benchmark: str = "",
+        risk_free_rate: float = 0.0,
+        ctx: ToolContext | None = None,
+    ) -> ReportResult:
+        """Write a Markdown research report with charts and cited sources; returns its path.
+
+        Args:
+            symbols: comma-separated tickers, e.g. AAPL,MSFT,IBM.
+            start: first day YYYY-MM-DD or a year; empty for all data.
+            end: last day YYYY-MM-DD or a year; empty for all data.
+            benchmark: ticker for beta, e.g. SPX; empty for none.
+            risk_free_rate: annual risk-free rate as a fraction, e.g. 0.02.
+        """
+        names = _symbols(symbols)
+        histories = (
+            self._common(names, start, end)
+            if len(names) > 1
+            else [self._history(names[0], start, end)]
+        )
+        first, last = histories[0].start.isoformat(), histories[0].end.isoformat()
+        perfs = [
+            self._performance(h.symbol, first, last, benchmark, risk_free_rate) for h in histories
+        ]
+        snaps = [indicator_snapshot(h) for h in histories if len(h.frame) >= 30]
+        funds: list[FundamentalsView] = []
+        for name in names:
+            try:
+                funds.append(view_fundamentals(self.provider.fundamentals(name)))
+            except MarketDataError:
+                continue  # fundamentals are optional in a report
+        folder = (ctx.artifacts.dir if ctx is not None else self.output_dir) / "finance-report"
+        return write_report(folder, histories, perfs, snaps, funds)
