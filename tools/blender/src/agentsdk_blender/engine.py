@@ -1,0 +1,361 @@
+"""Scene commands executed inside Blender (the worker process or the live add-on).
+
+Stdlib + bpy only: this module also ships inside the add-on a user installs into
+their own Blender. Each command takes a plain JSON object of arguments (already
+validated by pydantic on the agent side, and again by the worker when pydantic is
+importable) and returns a JSON object. Mutating commands are atomic: a snapshot is
+taken first and restored when the command fails.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import bpy
+from mathutils import Vector
+
+from . import engine_io
+from .engine_errors import CommandError, ScriptFailed
+
+JSON = dict[str, Any]
+
+PRIMITIVES: dict[str, Callable[..., Any]] = {
+    "cube": lambda size: bpy.ops.mesh.primitive_cube_add(size=size),
+    "plane": lambda size: bpy.ops.mesh.primitive_plane_add(size=size),
+    "uv_sphere": lambda size: bpy.ops.mesh.primitive_uv_sphere_add(radius=size / 2),
+    "ico_sphere": lambda size: bpy.ops.mesh.primitive_ico_sphere_add(radius=size / 2),
+    "cylinder": lambda size: bpy.ops.mesh.primitive_cylinder_add(radius=size / 2, depth=size),
+    "cone": lambda size: bpy.ops.mesh.primitive_cone_add(radius1=size / 2, depth=size),
+    "torus": lambda size: bpy.ops.mesh.primitive_torus_add(
+        major_radius=size * 0.375, minor_radius=size * 0.125
+    ),
+    "monkey": lambda size: bpy.ops.mesh.primitive_monkey_add(size=size),
+}
+
+
+def _object(name: str) -> Any:
+    obj = bpy.data.objects.get(name)
+    if obj is None:
+        known = ", ".join(sorted(o.name for o in bpy.data.objects)[:20]) or "none"
+        raise CommandError(f"no object named {name!r} (objects: {known})")
+    return obj
+
+
+def _vec(values: Any) -> list[float]:
+    return [round(float(v), 6) for v in values]
+
+
+def _look_at(obj: Any, target: list[float]) -> None:
+    direction = Vector(target) - obj.location
+    if direction.length < 1e-9:
+        raise CommandError("look_at target is the object's own location")
+    obj.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
+
+
+def _triangles(obj: Any, depsgraph: Any) -> tuple[int, int]:
+    if obj.type != "MESH":
+        return 0, 0
+    evaluated = obj.evaluated_get(depsgraph)
+    mesh = evaluated.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        return len(mesh.polygons), len(mesh.loop_triangles)
+    finally:
+        evaluated.to_mesh_clear()
+
+
+def _describe(obj: Any, depsgraph: Any) -> JSON:
+    polygons, triangles = _triangles(obj, depsgraph)
+    return {
+        "name": obj.name,
+        "type": obj.type,
+        "parent": obj.parent.name if obj.parent else None,
+        "location": _vec(obj.location),
+        "rotation_degrees": _vec(math.degrees(a) for a in obj.rotation_euler),
+        "scale": _vec(obj.scale),
+        "dimensions": _vec(obj.dimensions),
+        "materials": [s.material.name for s in obj.material_slots if s.material],
+        "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers],
+        "polygons": polygons,
+        "triangles": triangles,
+    }
+
+
+# --- commands -------------------------------------------------------------------------
+
+
+def ping(args: JSON) -> JSON:
+    """Report the Blender version and process id."""
+    return {
+        "blender_version": bpy.app.version_string,
+        "pid": os.getpid(),
+        "background": bool(bpy.app.background),
+    }
+
+
+def scene_info(args: JSON) -> JSON:
+    """One page of objects, sorted by name, with transform, dimensions and counts."""
+    offset, limit = int(args.get("offset", 0)), int(args.get("limit", 50))
+    objects = sorted(bpy.data.objects, key=lambda o: o.name)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    scene = bpy.context.scene
+    return {
+        "total_objects": len(objects),
+        "offset": offset,
+        "objects": [_describe(o, depsgraph) for o in objects[offset : offset + limit]],
+        "active_camera": scene.camera.name if scene.camera else None,
+        "unit_system": scene.unit_settings.system,
+        "unit_scale": scene.unit_settings.scale_length,
+    }
+
+
+def reset(args: JSON) -> JSON:
+    """Remove every object and the data blocks they used."""
+    pools = (bpy.data.objects, bpy.data.meshes, bpy.data.materials, bpy.data.cameras)
+    bpy.data.batch_remove([block for pool in pools for block in pool])
+    bpy.data.batch_remove(list(bpy.data.lights) + list(bpy.data.images))
+    return {"objects": 0}
+
+
+def create_primitive(args: JSON) -> JSON:
+    """Add a mesh primitive and name it."""
+    kind = args["kind"]
+    if kind not in PRIMITIVES:
+        raise CommandError(f"unknown primitive {kind!r}; use one of {sorted(PRIMITIVES)}")
+    PRIMITIVES[kind](float(args.get("size", 2.0)))
+    obj = bpy.context.active_object
+    if args.get("name"):
+        obj.name = args["name"]
+        obj.data.name = args["name"]
+    _apply_transform(obj, args)
+    bpy.context.view_layer.update()
+    return _describe(obj, bpy.context.evaluated_depsgraph_get())
+
+
+def _apply_transform(obj: Any, args: JSON) -> None:
+    if args.get("location") is not None:
+        obj.location = args["location"]
+    if args.get("rotation_degrees") is not None:
+        obj.rotation_euler = [math.radians(a) for a in args["rotation_degrees"]]
+    if args.get("scale") is not None:
+        obj.scale = args["scale"]
+
+
+def set_transform(args: JSON) -> JSON:
+    """Set location, rotation (degrees) and/or scale of an object."""
+    obj = _object(args["name"])
+    _apply_transform(obj, args)
+    if args.get("look_at") is not None:
+        _look_at(obj, args["look_at"])
+    bpy.context.view_layer.update()
+    return _describe(obj, bpy.context.evaluated_depsgraph_get())
+
+
+def set_material(args: JSON) -> JSON:
+    """Create or update a Principled BSDF material and assign it to an object."""
+    obj = _object(args["name"])
+    if obj.type != "MESH":
+        raise CommandError(f"{obj.name!r} is a {obj.type}, only meshes take materials")
+    mat_name = args.get("material_name") or f"{obj.name}_material"
+    mat = bpy.data.materials.get(mat_name) or bpy.data.materials.new(mat_name)
+    if mat.node_tree is None:
+        mat.use_nodes = True
+    bsdf = next((n for n in mat.node_tree.nodes if n.type == "BSDF_PRINCIPLED"), None)
+    if bsdf is None:
+        raise CommandError(f"material {mat_name!r} has no Principled BSDF node")
+    color = list(args.get("base_color", [0.8, 0.8, 0.8, 1.0]))
+    color += [1.0] * (4 - len(color))
+    bsdf.inputs["Base Color"].default_value = color
+    bsdf.inputs["Metallic"].default_value = float(args.get("metallic", 0.0))
+    bsdf.inputs["Roughness"].default_value = float(args.get("roughness", 0.5))
+    emission = [*list(args.get("emission_color", [0.0, 0.0, 0.0]))[:3], 1.0]
+    bsdf.inputs["Emission Color"].default_value = emission
+    bsdf.inputs["Emission Strength"].default_value = float(args.get("emission_strength", 0.0))
+    # The workbench engine shows the viewport colour, not the node tree.
+    mat.diffuse_color = color
+    mat.metallic = float(args.get("metallic", 0.0))
+    mat.roughness = float(args.get("roughness", 0.5))
+    obj.data.materials.clear()
+    obj.data.materials.append(mat)
+    return {"object": obj.name, "material": mat.name}
+
+
+def add_modifier(args: JSON) -> JSON:
+    """Add (and optionally apply) a subdivision, bevel, array, mirror or boolean modifier."""
+    obj = _object(args["name"])
+    kind = args["kind"]
+    types = {
+        "subdivision": "SUBSURF",
+        "bevel": "BEVEL",
+        "array": "ARRAY",
+        "mirror": "MIRROR",
+        "boolean": "BOOLEAN",
+    }
+    if kind not in types:
+        raise CommandError(f"unknown modifier {kind!r}; use one of {sorted(types)}")
+    mod = obj.modifiers.new(name=args.get("modifier_name") or kind, type=types[kind])
+    if kind == "subdivision":
+        mod.levels = mod.render_levels = int(args.get("levels", 2))
+    elif kind == "bevel":
+        mod.width = float(args.get("width", 0.05))
+        mod.segments = int(args.get("segments", 3))
+    elif kind == "array":
+        mod.count = int(args.get("count", 3))
+        mod.relative_offset_displace = args.get("relative_offset", [1.0, 0.0, 0.0])
+    elif kind == "mirror":
+        axes = args.get("axes", ["x"])
+        mod.use_axis = ["x" in axes, "y" in axes, "z" in axes]
+    elif kind == "boolean":
+        mod.operation = args.get("operation", "difference").upper()
+        mod.object = _object(args.get("target") or "")
+        if args.get("hide_target", True):
+            mod.object.hide_render = True
+            mod.object.hide_set(True)
+    if args.get("apply", False):
+        bpy.context.view_layer.objects.active = obj
+        with bpy.context.temp_override(object=obj, active_object=obj):
+            bpy.ops.object.modifier_apply(modifier=mod.name)
+    bpy.context.view_layer.update()
+    return _describe(obj, bpy.context.evaluated_depsgraph_get())
+
+
+def delete(args: JSON) -> JSON:
+    """Delete objects by name, in order; fails (and rolls back) on the first unknown name."""
+    deleted = []
+    for name in args["names"]:
+        bpy.data.objects.remove(_object(name), do_unlink=True)
+        deleted.append(name)
+    return {"deleted": deleted}
+
+
+def place_camera(args: JSON) -> JSON:
+    """Create or move a camera, aim it at a point and optionally make it the scene camera."""
+    name = args.get("name") or "Camera"
+    obj = bpy.data.objects.get(name)
+    if obj is None:
+        obj = bpy.data.objects.new(name, bpy.data.cameras.new(name))
+        bpy.context.scene.collection.objects.link(obj)
+    elif obj.type != "CAMERA":
+        raise CommandError(f"{name!r} exists and is a {obj.type}, not a camera")
+    obj.location = args["location"]
+    _look_at(obj, args.get("look_at", [0.0, 0.0, 0.0]))
+    obj.data.lens = float(args.get("lens_mm", 50.0))
+    if args.get("make_active", True):
+        bpy.context.scene.camera = obj
+    bpy.context.view_layer.update()
+    return _describe(obj, bpy.context.evaluated_depsgraph_get())
+
+
+def place_light(args: JSON) -> JSON:
+    """Create or move a point, sun, spot or area light aimed at a point."""
+    name = args.get("name") or "Light"
+    kind = args.get("kind", "sun").upper()
+    obj = bpy.data.objects.get(name)
+    if obj is None:
+        obj = bpy.data.objects.new(name, bpy.data.lights.new(name, type=kind))
+        bpy.context.scene.collection.objects.link(obj)
+    elif obj.type != "LIGHT":
+        raise CommandError(f"{name!r} exists and is a {obj.type}, not a light")
+    obj.data.type = kind
+    energy = args.get("energy")
+    obj.data.energy = float((3.0 if kind == "SUN" else 1000.0) if energy is None else energy)
+    obj.data.color = list(args.get("color", [1.0, 1.0, 1.0]))[:3]
+    obj.location = args["location"]
+    _look_at(obj, args.get("look_at", [0.0, 0.0, 0.0]))
+    bpy.context.view_layer.update()
+    return _describe(obj, bpy.context.evaluated_depsgraph_get())
+
+
+# --- dispatch -------------------------------------------------------------------------
+
+Handler = Callable[[JSON], JSON]
+
+COMMANDS: dict[str, tuple[Handler, bool]] = {
+    # name: (handler, mutates the scene)
+    "ping": (ping, False),
+    "scene_info": (scene_info, False),
+    "reset": (reset, True),
+    "create_primitive": (create_primitive, True),
+    "set_transform": (set_transform, True),
+    "set_material": (set_material, True),
+    "add_modifier": (add_modifier, True),
+    "delete": (delete, True),
+    "place_camera": (place_camera, True),
+    "place_light": (place_light, True),
+    "import_asset": (engine_io.import_asset, True),
+    "export_asset": (engine_io.export_asset, False),
+    "render": (engine_io.render, True),
+    "execute_python": (engine_io.execute_python, True),
+}
+
+
+class SceneSnapshot:
+    """Restore point for one mutating command.
+
+    In background mode (the worker, or a headless Blender) Blender's undo stack is
+    unavailable (``ed.undo`` fails its poll), so the scene is saved to a temporary
+    .blend and reopened on failure (about 10 ms each way for a small scene). With a
+    UI, the undo stack is used instead so the user's file path is left alone.
+    """
+
+    def __init__(self) -> None:
+        self._path: str | None = None
+
+    def take(self) -> None:
+        if bpy.app.background:
+            handle, path = tempfile.mkstemp(prefix="agentsdk-snapshot-", suffix=".blend")
+            os.close(handle)
+            bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, compress=False)
+            self._path = path
+        else:
+            bpy.ops.ed.undo_push(message="agentsdk: before command")
+
+    def restore(self) -> None:
+        if self._path is not None:
+            bpy.ops.wm.open_mainfile(filepath=self._path, load_ui=False)
+        else:
+            bpy.ops.ed.undo()
+
+    def discard(self) -> None:
+        if self._path is not None:
+            os.unlink(self._path)
+            self._path = None
+
+
+def handle(command: str, args: JSON) -> JSON:
+    """Run one command; return a response body: {"ok": True, "result"} or {"ok": False, "error"}."""
+    entry = COMMANDS.get(command)
+    if entry is None:
+        return _error("UnknownCommand", f"unknown command {command!r}; known: {sorted(COMMANDS)}")
+    handler, mutates = entry
+    snapshot = SceneSnapshot() if mutates else None
+    try:
+        if snapshot is not None:
+            snapshot.take()
+        return {"ok": True, "result": handler(args)}
+    except Exception as exc:
+        rolled_back = False
+        if snapshot is not None:
+            try:
+                snapshot.restore()
+                rolled_back = True
+            except Exception as restore_exc:  # report both; the host decides what to do
+                exc.add_note(f"rollback failed: {restore_exc}")
+        details = exc.details if isinstance(exc, ScriptFailed) else None
+        kind = "CommandError" if isinstance(exc, CommandError) else type(exc).__name__
+        message = str(exc) + "".join(f"\n{n}" for n in getattr(exc, "__notes__", []))
+        return _error(kind, message, rolled_back=rolled_back, details=details)
+    finally:
+        if snapshot is not None:
+            snapshot.discard()
+
+
+def _error(kind: str, message: str, *, rolled_back: bool = False, details: Any = None) -> JSON:
+    return {
+        "ok": False,
+        "error": {"type": kind, "message": message, "rolled_back": rolled_back, "details": details},
+    }

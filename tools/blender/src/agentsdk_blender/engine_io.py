@@ -1,0 +1,264 @@
+"""Engine commands that touch files or the renderer: import, export, render, execute_python.
+
+Stdlib + bpy only (ships inside the add-on too).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import math
+import os
+import resource
+import signal
+import tempfile
+import time
+import traceback
+from typing import Any
+
+import bpy
+from mathutils import Vector
+
+from .engine_errors import CommandError, ScriptFailed
+
+JSON = dict[str, Any]
+
+FORMATS = ("glb", "gltf", "fbx", "obj", "stl", "ply")
+ENGINES = {"workbench": "BLENDER_WORKBENCH", "cycles": "CYCLES", "eevee": "BLENDER_EEVEE"}
+VIEW_DIRECTIONS = {
+    "front": (0.0, -1.0, 0.0),
+    "back": (0.0, 1.0, 0.0),
+    "left": (-1.0, 0.0, 0.0),
+    "right": (1.0, 0.0, 0.0),
+    "top": (0.0, 0.0, 1.0),
+    "perspective": (1.0, -1.0, 0.8),
+}
+
+
+def _format_of(path: str, fmt: str | None) -> str:
+    fmt = (fmt or os.path.splitext(path)[1].lstrip(".")).lower()
+    if fmt not in FORMATS:
+        raise CommandError(f"unsupported format {fmt!r}; use one of {list(FORMATS)}")
+    return fmt
+
+
+def _run_operator(op: Any, **kwargs: Any) -> None:
+    try:
+        result = op(**kwargs)
+    except RuntimeError as exc:  # operators report their errors as RuntimeError text
+        raise CommandError(str(exc).strip()) from None
+    if "FINISHED" not in result:
+        raise CommandError(f"{op.idname_py()} returned {sorted(result)}")
+
+
+def import_asset(args: JSON) -> JSON:
+    """Import a glb/gltf/fbx/obj/stl/ply file; return the names of the new objects."""
+    path = os.path.abspath(args["path"])
+    if not os.path.isfile(path):
+        raise CommandError(f"no such file: {path}")
+    fmt = _format_of(path, args.get("format"))
+    before = {o.name for o in bpy.data.objects}
+    operators = {
+        "glb": bpy.ops.import_scene.gltf,
+        "gltf": bpy.ops.import_scene.gltf,
+        "fbx": bpy.ops.import_scene.fbx,
+        "obj": bpy.ops.wm.obj_import,
+        "stl": bpy.ops.wm.stl_import,
+        "ply": bpy.ops.wm.ply_import,
+    }
+    _run_operator(operators[fmt], filepath=path)
+    new = sorted(o.name for o in bpy.data.objects if o.name not in before)
+    if not new:
+        raise CommandError(f"importing {path} added no objects")
+    return {"path": path, "format": fmt, "objects": new}
+
+
+def export_asset(args: JSON) -> JSON:
+    """Export the scene (or the named objects) to glb/gltf/fbx/obj/stl/ply."""
+    path = os.path.abspath(args["path"])
+    fmt = _format_of(path, args.get("format"))
+    names = args.get("names") or []
+    missing = [n for n in names if n not in bpy.data.objects]
+    if missing:
+        raise CommandError(f"no objects named {missing}")
+    for obj in bpy.data.objects:
+        obj.select_set(obj.name in names)
+    selected = bool(names)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if fmt in ("glb", "gltf"):
+        _run_operator(
+            bpy.ops.export_scene.gltf,
+            filepath=path,
+            export_format="GLB" if fmt == "glb" else "GLTF_SEPARATE",
+            use_selection=selected,
+        )
+    elif fmt == "fbx":
+        _run_operator(bpy.ops.export_scene.fbx, filepath=path, use_selection=selected)
+    else:
+        operator = {
+            "obj": bpy.ops.wm.obj_export,
+            "stl": bpy.ops.wm.stl_export,
+            "ply": bpy.ops.wm.ply_export,
+        }[fmt]
+        _run_operator(operator, filepath=path, export_selected_objects=selected)
+    return {"path": path, "format": fmt, "bytes": os.path.getsize(path)}
+
+
+def _scene_bounds() -> tuple[Vector, float]:
+    points = [
+        obj.matrix_world @ Vector(corner)
+        for obj in bpy.context.scene.objects
+        if obj.type == "MESH" and obj.visible_get()
+        for corner in obj.bound_box
+    ]
+    if not points:
+        return Vector((0.0, 0.0, 0.0)), 1.0
+    low = Vector(tuple(min(p[i] for p in points) for i in range(3)))
+    high = Vector(tuple(max(p[i] for p in points) for i in range(3)))
+    return (low + high) / 2, max((high - low).length / 2, 1e-3)
+
+
+def _framing_camera(view: str) -> Any:
+    centre, radius = _scene_bounds()
+    data = bpy.data.cameras.new("agentsdk_view")
+    camera = bpy.data.objects.new("agentsdk_view", data)
+    bpy.context.scene.collection.objects.link(camera)
+    fov = min(data.angle_x, data.angle_y)
+    distance = radius / math.sin(fov / 2) * 1.05
+    camera.location = centre + Vector(VIEW_DIRECTIONS[view]).normalized() * distance
+    up = "Y" if view != "top" else "X"
+    camera.rotation_euler = (centre - camera.location).to_track_quat("-Z", up).to_euler()
+    data.clip_end = distance + radius * 4
+    return camera
+
+
+def _configure(scene: Any, engine: str, width: int, height: int, samples: int) -> None:
+    scene.render.engine = ENGINES[engine]
+    scene.render.resolution_x, scene.render.resolution_y = width, height
+    scene.render.resolution_percentage = 100
+    scene.render.image_settings.file_format = "PNG"
+    scene.view_settings.view_transform = "Standard"  # colours as set, not AgX-toned
+    if scene.world is None:
+        scene.world = bpy.data.worlds.new("World")
+        scene.world.color = (0.05, 0.05, 0.05)
+    if engine == "workbench":
+        shading = scene.display.shading
+        shading.light, shading.color_type = "STUDIO", "MATERIAL"
+    elif engine == "cycles":
+        scene.cycles.device = "CPU"
+        scene.cycles.samples = samples
+        scene.cycles.use_denoising = False
+    else:
+        scene.eevee.taa_render_samples = samples
+
+
+def render(args: JSON) -> JSON:
+    """Render one PNG per requested view with workbench, cycles (CPU) or eevee."""
+    engine = args.get("engine", "workbench")
+    if engine not in ENGINES:
+        raise CommandError(f"unknown engine {engine!r}; use one of {sorted(ENGINES)}")
+    scene = bpy.context.scene
+    width, height = (int(v) for v in args.get("resolution", [320, 240]))
+    _configure(scene, engine, width, height, int(args.get("samples", 16)))
+    views = list(args.get("views") or ["camera"])
+    unknown = [v for v in views if v != "camera" and v not in VIEW_DIRECTIONS]
+    if unknown:
+        raise CommandError(f"unknown views {unknown}; use camera or {sorted(VIEW_DIRECTIONS)}")
+    original_camera = scene.camera
+    images: list[JSON] = []
+    with tempfile.TemporaryDirectory(prefix="agentsdk-render-") as folder:
+        for index, view in enumerate(views):
+            temp_camera = None
+            if view != "camera" or original_camera is None:
+                temp_camera = _framing_camera(view if view != "camera" else "perspective")
+                scene.camera = temp_camera
+            scene.render.filepath = os.path.join(folder, f"view{index}.png")
+            started = time.perf_counter()
+            try:
+                bpy.ops.render.render(write_still=True)
+            finally:
+                scene.camera = original_camera
+                if temp_camera is not None:
+                    data = temp_camera.data
+                    bpy.data.objects.remove(temp_camera, do_unlink=True)
+                    bpy.data.cameras.remove(data)
+            seconds = time.perf_counter() - started
+            with open(scene.render.filepath, "rb") as handle:
+                png = base64.b64encode(handle.read()).decode("ascii")
+            images.append({"view": view, "png_base64": png, "seconds": round(seconds, 4)})
+    return {"engine": scene.render.engine, "width": width, "height": height, "images": images}
+
+
+class _CpuLimitExceeded(BaseException):
+    """Raised from the SIGXCPU handler; BaseException so user code's `except Exception` misses it."""
+
+
+def _raise_cpu_limit(signum: int, frame: Any) -> None:
+    raise _CpuLimitExceeded()
+
+
+def _vm_size_bytes() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+@contextlib.contextmanager
+def _limits(cpu_seconds: float | None, memory_bytes: int | None) -> Any:
+    """Temporarily lower the soft CPU and address-space limits of this process.
+
+    Soft limits may be raised again up to the (untouched) hard limit, so the worker
+    stays usable after the script. CPU time is process-wide, so the limit is set
+    relative to what the process has used so far.
+    """
+    saved_cpu = resource.getrlimit(resource.RLIMIT_CPU)
+    saved_as = resource.getrlimit(resource.RLIMIT_AS)
+    saved_handler = signal.signal(signal.SIGXCPU, _raise_cpu_limit)
+    try:
+        if cpu_seconds:
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            used = usage.ru_utime + usage.ru_stime
+            resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(used + cpu_seconds), saved_cpu[1]))
+        if memory_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (_vm_size_bytes() + memory_bytes, saved_as[1]))
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, saved_cpu)
+        resource.setrlimit(resource.RLIMIT_AS, saved_as)
+        signal.signal(signal.SIGXCPU, saved_handler)
+
+
+def execute_python(args: JSON) -> JSON:
+    """Run free-form code with ``bpy`` in scope under CPU and memory limits.
+
+    Returns stdout/stderr; on an exception the scene is rolled back and the
+    exception (with the line in the submitted code) is reported with the output.
+    """
+    code = args["code"]
+    stdout, stderr = io.StringIO(), io.StringIO()
+    namespace: JSON = {"bpy": bpy, "__name__": "__agentsdk__"}
+    error: str | None = None
+    try:
+        compiled = compile(code, "<execute_python>", "exec")
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            with _limits(args.get("cpu_seconds"), args.get("memory_bytes")):
+                exec(compiled, namespace)
+    except _CpuLimitExceeded:
+        error = f"CpuLimitExceeded: the code used more than {args.get('cpu_seconds')} s of CPU"
+    except MemoryError:
+        error = f"MemoryError: the code tried to use more than {args.get('memory_bytes')} bytes"
+    except SyntaxError as exc:
+        error = f"SyntaxError: {exc.msg} (line {exc.lineno})"
+    except Exception as exc:
+        frames = [
+            f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<execute_python>"
+        ]
+        where = f" (line {frames[-1].lineno})" if frames else ""
+        error = f"{type(exc).__name__}: {exc}{where}"
+    details = {"stdout": stdout.getvalue(), "stderr": stderr.getvalue(), "exception": error}
+    if error is not None:
+        raise ScriptFailed(error, details)
+    return details

@@ -1,0 +1,367 @@
+"""Pydantic models for the Blender wire protocol (agent side and worker side).
+
+Frames are length-prefixed JSON (see ``framing``). The server speaks first with a
+``Hello``; the client then sends ``Request`` frames and receives one ``Response``
+per request, in order. Over the live-Blender bridge the client first sends an
+``Auth`` frame carrying the token.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .framing import PROTOCOL_VERSION
+
+Vector3 = tuple[float, float, float]
+
+__all__ = [
+    "COMMAND_ARGS",
+    "PROTOCOL_VERSION",
+    "AddModifierArgs",
+    "Auth",
+    "CommandFailure",
+    "CreatePrimitiveArgs",
+    "DeleteArgs",
+    "DeleteResult",
+    "ExecutePythonArgs",
+    "ExportAssetArgs",
+    "ExportResult",
+    "Hello",
+    "ImportAssetArgs",
+    "ImportResult",
+    "MaterialResult",
+    "ModifierInfo",
+    "NoArgs",
+    "ObjectInfo",
+    "PingResult",
+    "PlaceCameraArgs",
+    "PlaceLightArgs",
+    "RenderArgs",
+    "RenderResult",
+    "RenderedView",
+    "Request",
+    "ResetResult",
+    "Response",
+    "SceneInfo",
+    "SceneInfoArgs",
+    "ScriptOutput",
+    "SetMaterialArgs",
+    "SetTransformArgs",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- frames ---------------------------------------------------------------------------
+
+
+class Hello(BaseModel):
+    """First frame from the server: who it is and which protocol it speaks."""
+
+    hello: Literal["agentsdk-blender"] = "agentsdk-blender"
+    protocol_version: int
+    blender_version: str
+    pid: int
+    background: bool
+
+
+class Auth(_Strict):
+    """First frame from a bridge client: the shared token and its protocol version."""
+
+    token: str
+    protocol_version: int = PROTOCOL_VERSION
+
+
+class Request(_Strict):
+    """One command for the server."""
+
+    id: int
+    command: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class CommandFailure(BaseModel):
+    """Why a command failed and whether the scene was restored to its state before it."""
+
+    type: str
+    message: str
+    rolled_back: bool = False
+    details: dict[str, Any] | None = None
+
+
+class Response(BaseModel):
+    """The server's answer to one request (``result`` when ok, ``error`` otherwise)."""
+
+    id: int | None = None
+    ok: bool
+    result: dict[str, Any] | None = None
+    error: CommandFailure | None = None
+
+
+# --- command arguments ----------------------------------------------------------------
+
+
+class NoArgs(_Strict):
+    """Commands without arguments (ping, reset)."""
+
+
+class SceneInfoArgs(_Strict):
+    """A page of the object list."""
+
+    offset: int = Field(0, ge=0)
+    limit: int = Field(50, ge=1, le=500)
+
+
+class CreatePrimitiveArgs(_Strict):
+    """A new mesh primitive."""
+
+    kind: Literal["cube", "plane", "uv_sphere", "ico_sphere", "cylinder", "cone", "torus", "monkey"]
+    name: str | None = None
+    size: float = Field(2.0, gt=0)
+    location: Vector3 | None = None
+    rotation_degrees: Vector3 | None = None
+    scale: Vector3 | None = None
+
+
+class SetTransformArgs(_Strict):
+    """New transform values; omitted fields stay as they are."""
+
+    name: str
+    location: Vector3 | None = None
+    rotation_degrees: Vector3 | None = None
+    scale: Vector3 | None = None
+    look_at: Vector3 | None = None
+
+
+class SetMaterialArgs(_Strict):
+    """PBR values for a Principled BSDF material."""
+
+    name: str
+    material_name: str | None = None
+    base_color: tuple[float, float, float, float] = (0.8, 0.8, 0.8, 1.0)
+    metallic: float = Field(0.0, ge=0, le=1)
+    roughness: float = Field(0.5, ge=0, le=1)
+    emission_color: Vector3 = (0.0, 0.0, 0.0)
+    emission_strength: float = Field(0.0, ge=0)
+
+
+Axis = Literal["x", "y", "z"]
+
+
+def _x_axis() -> list[Axis]:
+    return ["x"]
+
+
+class AddModifierArgs(_Strict):
+    """A modifier and its settings (only the fields for its kind are used)."""
+
+    name: str
+    kind: Literal["subdivision", "bevel", "array", "mirror", "boolean"]
+    modifier_name: str | None = None
+    apply: bool = False
+    levels: int = Field(2, ge=0, le=6)
+    width: float = Field(0.05, gt=0)
+    segments: int = Field(3, ge=1, le=32)
+    count: int = Field(3, ge=1, le=1000)
+    relative_offset: Vector3 = (1.0, 0.0, 0.0)
+    axes: list[Axis] = Field(default_factory=_x_axis)
+    operation: Literal["difference", "union", "intersect"] = "difference"
+    target: str | None = None
+    hide_target: bool = True
+
+
+class DeleteArgs(_Strict):
+    """Objects to delete."""
+
+    names: list[str] = Field(min_length=1)
+
+
+class PlaceCameraArgs(_Strict):
+    """Where a camera stands and what it looks at."""
+
+    location: Vector3
+    look_at: Vector3 = (0.0, 0.0, 0.0)
+    name: str | None = None
+    lens_mm: float = Field(50.0, gt=1)
+    make_active: bool = True
+
+
+class PlaceLightArgs(_Strict):
+    """Where a light stands, what it points at, and how bright it is."""
+
+    location: Vector3
+    look_at: Vector3 = (0.0, 0.0, 0.0)
+    kind: Literal["point", "sun", "spot", "area"] = "sun"
+    name: str | None = None
+    energy: float | None = Field(None, ge=0)
+    color: Vector3 = (1.0, 1.0, 1.0)
+
+
+AssetFormat = Literal["glb", "gltf", "fbx", "obj", "stl", "ply"]
+
+
+class ImportAssetArgs(_Strict):
+    """A file to import."""
+
+    path: str
+    format: AssetFormat | None = None
+
+
+class ExportAssetArgs(_Strict):
+    """Where to export and what (all objects when ``names`` is empty)."""
+
+    path: str
+    format: AssetFormat | None = None
+    names: list[str] = Field(default_factory=list)
+
+
+View = Literal["camera", "front", "back", "left", "right", "top", "perspective"]
+
+
+def _camera_only() -> list[View]:
+    return ["camera"]
+
+
+class RenderArgs(_Strict):
+    """Render settings."""
+
+    engine: Literal["workbench", "cycles", "eevee"] = "workbench"
+    resolution: tuple[int, int] = (320, 240)
+    samples: int = Field(16, ge=1, le=4096)
+    views: list[View] = Field(default_factory=_camera_only, min_length=1, max_length=8)
+
+
+class ExecutePythonArgs(_Strict):
+    """Free-form code with its resource limits."""
+
+    code: str
+    cpu_seconds: float | None = Field(10.0, gt=0)
+    memory_bytes: int | None = Field(1 << 30, gt=0)
+
+
+COMMAND_ARGS: dict[str, type[BaseModel]] = {
+    "ping": NoArgs,
+    "reset": NoArgs,
+    "scene_info": SceneInfoArgs,
+    "create_primitive": CreatePrimitiveArgs,
+    "set_transform": SetTransformArgs,
+    "set_material": SetMaterialArgs,
+    "add_modifier": AddModifierArgs,
+    "delete": DeleteArgs,
+    "place_camera": PlaceCameraArgs,
+    "place_light": PlaceLightArgs,
+    "import_asset": ImportAssetArgs,
+    "export_asset": ExportAssetArgs,
+    "render": RenderArgs,
+    "execute_python": ExecutePythonArgs,
+}
+"""Argument model of every command; the worker validates requests against it."""
+
+
+# --- results --------------------------------------------------------------------------
+
+
+class PingResult(BaseModel):
+    """Identity of the Blender process."""
+
+    blender_version: str
+    pid: int
+    background: bool
+
+
+class ResetResult(BaseModel):
+    """Objects left after a reset (always 0)."""
+
+    objects: int
+
+
+class ModifierInfo(BaseModel):
+    """A modifier on an object."""
+
+    name: str
+    type: str
+
+
+class ObjectInfo(BaseModel):
+    """One object as the scene sees it (dimensions in metres, rotation in degrees)."""
+
+    name: str
+    type: str
+    parent: str | None = None
+    location: Vector3
+    rotation_degrees: Vector3
+    scale: Vector3
+    dimensions: Vector3
+    materials: list[str]
+    modifiers: list[ModifierInfo]
+    polygons: int
+    triangles: int
+
+
+class SceneInfo(BaseModel):
+    """One page of the scene's objects."""
+
+    total_objects: int
+    offset: int
+    objects: list[ObjectInfo]
+    active_camera: str | None
+    unit_system: str
+    unit_scale: float
+
+
+class MaterialResult(BaseModel):
+    """Which material an object now has."""
+
+    object: str
+    material: str
+
+
+class DeleteResult(BaseModel):
+    """Deleted object names."""
+
+    deleted: list[str]
+
+
+class ImportResult(BaseModel):
+    """Objects an import created."""
+
+    path: str
+    format: str
+    objects: list[str]
+
+
+class ExportResult(BaseModel):
+    """The written file."""
+
+    path: str
+    format: str
+    bytes: int
+
+
+class RenderedView(BaseModel):
+    """One rendered image."""
+
+    view: str
+    png_base64: str
+    seconds: float
+
+
+class RenderResult(BaseModel):
+    """All images of one render call and the engine that made them."""
+
+    engine: str
+    width: int
+    height: int
+    images: list[RenderedView]
+
+
+class ScriptOutput(BaseModel):
+    """What ``execute_python`` printed and raised."""
+
+    stdout: str
+    stderr: str
+    exception: str | None = None

@@ -1,0 +1,97 @@
+"""Entry point of the Blender worker process (started by ``BlenderWorker``).
+
+Speaks frames on stdin (requests) and on a private copy of fd 1 (responses); fd 1
+itself is pointed at stderr first, so whatever Blender prints cannot corrupt a frame.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+Validator = Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]
+
+
+def _protocol_streams() -> tuple[BinaryIO, BinaryIO]:
+    responses = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    return sys.stdin.buffer, responses
+
+
+def _structural(frame: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    args = frame.get("args") or {}
+    if not isinstance(frame.get("command"), str) or not isinstance(args, dict):
+        raise ValueError("a request needs a string 'command' and an object 'args'")
+    return frame["command"], args
+
+
+def request_validator() -> Validator:
+    """Pydantic validation of requests and their arguments when pydantic is importable
+    (always with the PyPI bpy); plain structural checks inside a stock Blender."""
+    try:
+        from .protocol import COMMAND_ARGS, Request
+    except ImportError:
+        return _structural
+
+    def validate(frame: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        request = Request.model_validate(frame)
+        model = COMMAND_ARGS.get(request.command)
+        args = model.model_validate(request.args).model_dump() if model else request.args
+        return request.command, args
+
+    return validate
+
+
+def hello_frame() -> dict[str, Any]:
+    """The greeting a server sends first."""
+    import bpy
+
+    from .framing import PROTOCOL_VERSION
+
+    return {
+        "hello": "agentsdk-blender",
+        "protocol_version": PROTOCOL_VERSION,
+        "blender_version": bpy.app.version_string,
+        "pid": os.getpid(),
+        "background": bool(bpy.app.background),
+    }
+
+
+def failure(kind: str, exc: BaseException) -> dict[str, Any]:
+    """The error object of a response that never reached a command."""
+    return {"type": kind, "message": str(exc), "rolled_back": False, "details": None}
+
+
+def main() -> None:
+    """Import bpy once, greet the host, then serve requests until stdin closes."""
+    requests, responses = _protocol_streams()
+    import bpy
+
+    from .engine import handle
+    from .framing import SYNC_MARKER, FrameError, read_frame, write_frame
+
+    validate = request_validator()
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    responses.write(SYNC_MARKER)
+    write_frame(responses, hello_frame())
+    while True:
+        try:
+            frame = read_frame(requests.read)
+        except FrameError as exc:
+            write_frame(responses, {"id": None, "ok": False, "error": failure("FrameError", exc)})
+            return  # the stream is out of step; the host restarts us
+        if frame is None:
+            return
+        try:
+            command, args = validate(frame)
+        except Exception as exc:
+            error = failure("InvalidRequest", exc)
+            write_frame(responses, {"id": frame.get("id"), "ok": False, "error": error})
+            continue
+        write_frame(responses, {"id": frame.get("id"), **handle(command, args)})
+
+
+if __name__ == "__main__":
+    main()
