@@ -183,7 +183,9 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             else:
                 yield item
         assert response is not None
-        turn_usage = response.usage.model_copy(update={"requests": max(response.usage.requests, 1)})
+        turn_usage = response.usage
+        if turn_usage.requests < 1:  # a connector that did not count its request
+            turn_usage = turn_usage + Usage.model_construct(requests=1)
         usage = usage + turn_usage
         served_by = response.model_name or model.name
         per_model[served_by] = per_model.get(served_by, Usage()) + turn_usage
@@ -305,15 +307,10 @@ async def _run_calls(
     cfg: RunConfig, calls: list[ToolCallPart], turn: int
 ) -> list[tuple[ToolOutcome, float]]:
     results: list[tuple[ToolOutcome, float] | None] = [None] * len(calls)
-    limiter = anyio.CapacityLimiter(cfg.max_concurrency)
 
     async def one(i: int, call: ToolCallPart) -> None:
         start = time.perf_counter()
         results[i] = (await _call(cfg, call, turn), time.perf_counter() - start)
-
-    async def limited(i: int, call: ToolCallPart) -> None:
-        async with limiter:
-            await one(i, call)
 
     concurrent = [
         (i, c)
@@ -323,6 +320,12 @@ async def _run_calls(
     if len(concurrent) == 1:
         await one(*concurrent[0])
     elif concurrent:
+        limiter = anyio.CapacityLimiter(cfg.max_concurrency)
+
+        async def limited(i: int, call: ToolCallPart) -> None:
+            async with limiter:
+                await one(i, call)
+
         async with anyio.create_task_group() as tg:
             for i, c in concurrent:
                 tg.start_soon(limited, i, c)

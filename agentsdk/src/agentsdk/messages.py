@@ -147,7 +147,7 @@ class Usage(BaseModel):
     requests: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
+        return Usage.model_construct(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,

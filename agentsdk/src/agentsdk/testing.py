@@ -32,8 +32,12 @@ def _response(value: FunctionResult, name: str, request: ModelRequest) -> ModelR
         parts = list(value)
         out = 8 * len(parts)
     last = request.messages[-1].text if request.messages else ""
-    usage = Usage(input_tokens=_estimate_tokens(last), output_tokens=out, requests=1)
-    return ModelResponse(parts=parts, usage=usage, model_name=name)
+    usage = Usage.model_construct(
+        input_tokens=_estimate_tokens(last), output_tokens=out, requests=1
+    )
+    return ModelResponse.model_construct(
+        parts=parts, usage=usage, model_name=name, finish_reason=None
+    )
 
 
 async def _stream_of(response: ModelResponse) -> AsyncIterator[StreamDelta | ModelResponse]:
