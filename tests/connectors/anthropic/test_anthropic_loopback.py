@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import anyio
 import pytest
 from agentsdk_anthropic import AnthropicModel, RetryPolicy
 from anthropic_recordings import TEXT_STREAM, TWO_TOOLS_STREAM, FakeClock, message_body
@@ -90,6 +91,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    protocol_version = "HTTP/1.1"  # keep-alive, so pooled connections are really reused
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
@@ -187,3 +189,25 @@ async def test_refused_connection_gives_up_retryable(clock: FakeClock) -> None:
     assert info.value.retryable is True
     assert "ConnectError" in str(info.value) and "3 attempts" in str(info.value)
     assert len(clock.sleeps) == 2
+
+
+def test_one_model_serves_two_event_loops_and_reopens_after_aclose(
+    server: _Server, clock: FakeClock
+) -> None:
+    """Like two ``Agent.run_sync`` calls with the same model instance in one script."""
+    server.behaviours += [
+        json_answer(message_body([{"type": "text", "text": f"answer {n}"}])) for n in range(3)
+    ]
+    model = _model(_url(server), clock)
+
+    async def ask() -> str:
+        return (await model.request(ASK)).text
+
+    async def ask_close_ask() -> list[str]:
+        first = await ask()
+        await model.aclose()
+        return [first, await ask()]
+
+    assert anyio.run(ask) == "answer 0"
+    assert anyio.run(ask_close_ask) == ["answer 1", "answer 2"]
+    anyio.run(model.aclose)

@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator
 
 import anyio
+import anyio.lowlevel
 import httpx
 from pydantic import SecretStr, ValidationError
 from pydantic_core import to_json
@@ -96,23 +97,42 @@ class AnthropicModel:
         self._sleep: Sleep = sleep or anyio.sleep
         self._clock: Clock = clock or time.time
         self._rng = rng or random.Random()
-        self._client = httpx.AsyncClient(
-            base_url=self.base_url,
-            transport=transport,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            headers={
-                "x-api-key": self._api_key.get_secret_value(),
-                "anthropic-version": API_VERSION,
-                "content-type": "application/json",
-            },
-        )
+        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: anyio.lowlevel.EventLoopToken | None = None
 
     def __repr__(self) -> str:
         return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
 
     async def aclose(self) -> None:
-        """Close the pooled HTTP client (idempotent)."""
-        await self._client.aclose()
+        """Close the pooled connections (idempotent; a later request opens a new pool)."""
+        client, loop = self._client, self._client_loop
+        self._client, self._client_loop = None, None
+        # a pool opened by an earlier, finished event loop cannot be closed from this one
+        if client is not None and loop == anyio.lowlevel.current_token():
+            await client.aclose()
+
+    def _http(self) -> httpx.AsyncClient:
+        """The pooled client of the running event loop.
+
+        Pooled connections belong to the loop that opened them, so a second ``anyio.run`` /
+        ``Agent.run_sync`` with the same model gets a fresh pool instead of dead sockets.
+        """
+        loop = anyio.lowlevel.current_token()
+        if self._client is None or self._client_loop != loop:
+            self._client = httpx.AsyncClient(
+                base_url=self.base_url,
+                transport=self._transport,
+                timeout=self._timeout,
+                headers={
+                    "x-api-key": self._api_key.get_secret_value(),
+                    "anthropic-version": API_VERSION,
+                    "content-type": "application/json",
+                },
+            )
+            self._client_loop = loop
+        return self._client
 
     async def __aenter__(self) -> AnthropicModel:
         return self
@@ -193,17 +213,16 @@ class AnthropicModel:
         self, content: bytes, timeout: float | None, *, read_body: bool
     ) -> httpx.Response:
         """POST with retries; returns a 200 response (body read, or open for streaming)."""
-        per_request: httpx.Timeout | httpx._client.UseClientDefault = httpx.USE_CLIENT_DEFAULT
-        if timeout is not None:
-            per_request = httpx.Timeout(timeout)
+        per_request = self._timeout if timeout is None else httpx.Timeout(timeout)
+        client = self._http()
         attempt = 0
         while True:
-            request = self._client.build_request(
+            request = client.build_request(
                 "POST", "/v1/messages", content=content, timeout=per_request
             )
             retry_after: float | None = None
             try:
-                response = await self._client.send(request, stream=True)
+                response = await client.send(request, stream=True)
                 if response.status_code == 200 and not read_body:
                     return response
                 try:
