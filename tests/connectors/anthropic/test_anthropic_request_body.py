@@ -6,6 +6,7 @@ import base64
 
 import pytest
 from agentsdk.tools import ToolSpec
+from agentsdk_anthropic import AnthropicModel
 from anthropic_recordings import SECRET_KEY, MakeModel, json_reply, message_body
 
 from agentsdk import (
@@ -271,3 +272,34 @@ async def test_output_schema_with_tools_off_sends_no_output_tool(
     assert [t["name"] for t in body["tools"]] == ["get_weather"]
     assert body["tool_choice"] == {"type": "none"}
     assert body["system"] == [{"type": "text", "text": "Be exact. Reply with JSON."}]
+
+
+@pytest.mark.anyio
+async def test_unsupported_image_format_becomes_a_note_not_a_400(make_model: MakeModel) -> None:
+    model, fake = make_model(OK)
+    bmp = ImagePart(data=b"BM-fake", media_type="image/bmp", label="plot.bmp")
+    await model.request(_request([Message(role="user", parts=[TextPart(text="look"), bmp])]))
+    content = fake.body()["messages"][0]["content"]
+    assert content[1] == {
+        "type": "text",
+        "text": "[image plot.bmp (image/bmp) not shown: unsupported format]",
+    }
+
+
+@pytest.mark.anyio
+async def test_claude_3_models_default_to_4096_output_tokens(make_model: MakeModel) -> None:
+    model, _ = make_model()
+    assert model.default_max_tokens == 8192
+    old = AnthropicModel("claude-3-haiku-20240307", api_key="k")
+    assert old.default_max_tokens == 4096
+    assert AnthropicModel("claude-3-5-haiku-latest", api_key="k").default_max_tokens == 8192
+    await old.aclose()
+
+
+@pytest.mark.anyio
+async def test_extra_headers_are_sent(make_model: MakeModel) -> None:
+    model, fake = make_model(OK, headers={"anthropic-beta": "some-feature-2025-01-01"})
+    await model.request(_request([Message.user("hi")]))
+    sent = fake.requests[0].headers
+    assert sent["anthropic-beta"] == "some-feature-2025-01-01"
+    assert sent["x-api-key"] == SECRET_KEY

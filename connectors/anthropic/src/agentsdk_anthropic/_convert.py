@@ -69,7 +69,17 @@ def output_tool_name(request: ModelRequest) -> str | None:
     return request.output_name or DEFAULT_OUTPUT_TOOL
 
 
-def _image_block(part: ImagePart) -> WireImageBlock:
+IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+"""The image formats the Messages API accepts; others are replaced by a short note."""
+
+
+def _image_block(part: ImagePart) -> WireImageBlock | WireTextBlock:
+    if part.media_type not in IMAGE_MEDIA_TYPES:
+        # one unsupported picture should not turn the whole request into a 400
+        name = f" {part.label}" if part.label else ""
+        return WireTextBlock(
+            text=f"[image{name} ({part.media_type}) not shown: unsupported format]"
+        )
     data = base64.b64encode(part.data).decode("ascii")
     return WireImageBlock(source=WireImageSource(media_type=part.media_type, data=data))
 

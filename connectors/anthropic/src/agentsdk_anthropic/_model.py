@@ -6,7 +6,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 import anyio
 import anyio.lowlevel
@@ -33,6 +33,8 @@ logger = logging.getLogger("agentsdk_anthropic")
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
+# Claude 3 Opus, Sonnet and Haiku cap output at 4096 tokens; later models allow 8192 or more.
+_SHORT_OUTPUT_PREFIXES = ("claude-3-opus", "claude-3-sonnet", "claude-3-haiku")
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 
@@ -59,7 +61,9 @@ class AnthropicModel:
         model: the API model id, e.g. ``"claude-sonnet-4-5"``.
         api_key: defaults to ``$ANTHROPIC_API_KEY``; never shown in reprs, logs or errors.
         base_url: defaults to ``$ANTHROPIC_BASE_URL`` or ``https://api.anthropic.com``.
-        default_max_tokens: ``max_tokens`` sent when ModelSettings.max_tokens is unset.
+        default_max_tokens: ``max_tokens`` sent when ModelSettings.max_tokens is unset
+            (default 8192, or 4096 for the Claude 3 models that allow no more).
+        headers: extra HTTP headers, e.g. ``{"anthropic-beta": "..."}``.
         retry: backoff policy for 429, 5xx, 529, connect errors and read timeouts.
         timeout: default request timeout in seconds (ModelSettings.timeout overrides it).
         transport: an httpx transport (tests pass ``httpx.MockTransport``).
@@ -73,7 +77,8 @@ class AnthropicModel:
         api_key: str | None = None,
         base_url: str | None = None,
         profile: ModelProfile | None = None,
-        default_max_tokens: int = DEFAULT_MAX_TOKENS,
+        default_max_tokens: int | None = None,
+        headers: Mapping[str, str] | None = None,
         retry: RetryPolicy | None = None,
         timeout: float = 600.0,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -90,7 +95,11 @@ class AnthropicModel:
             )
         self.model = model
         self.profile = profile or ANTHROPIC_PROFILE
+        if default_max_tokens is None:
+            short = model.startswith(_SHORT_OUTPUT_PREFIXES)
+            default_max_tokens = 4096 if short else DEFAULT_MAX_TOKENS
         self.default_max_tokens = default_max_tokens
+        self._extra_headers = dict(headers or {})
         self.retry = retry or RetryPolicy()
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = SecretStr(key)
@@ -126,9 +135,10 @@ class AnthropicModel:
                 transport=self._transport,
                 timeout=self._timeout,
                 headers={
-                    "x-api-key": self._api_key.get_secret_value(),
                     "anthropic-version": API_VERSION,
                     "content-type": "application/json",
+                    **self._extra_headers,
+                    "x-api-key": self._api_key.get_secret_value(),
                 },
             )
             self._client_loop = loop
