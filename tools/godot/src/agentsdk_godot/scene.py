@@ -1,0 +1,273 @@
+"""Scenes (.tscn) and resources (.tres) as editable objects on top of the text resource format."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+from agentsdk_godot.resource_text import ResourceText, Section, parse_resource_text
+from agentsdk_godot.variant import (
+    GODOT3_STYLE,
+    ExtResource,
+    SubResource,
+    TextStyle,
+    Variant,
+)
+
+__all__ = ["ExtResourceEntry", "NodeEntry", "SceneError", "SceneFile", "SubResourceEntry"]
+
+
+class SceneError(ValueError):
+    """A scene edit that cannot be applied (unknown node, duplicate name, ...)."""
+
+
+@dataclass
+class ExtResourceEntry:
+    """`[ext_resource path=... type=... id=...]`: a file the scene refers to."""
+
+    id: int | str
+    type: str
+    path: str
+    extra: dict[str, Variant] = field(default_factory=dict)  # e.g. Godot 4 `uid`
+
+
+@dataclass
+class SubResourceEntry:
+    """`[sub_resource type=... id=...]`: a resource stored inside the scene."""
+
+    id: int | str
+    type: str
+    properties: dict[str, Variant] = field(default_factory=dict)
+
+
+@dataclass
+class NodeEntry:
+    """`[node name=... type=... parent=...]` and its properties.
+
+    `parent` is None for the root, "." for children of the root, "A/B" deeper down.
+    """
+
+    name: str
+    type: str | None = None
+    parent: str | None = None
+    instance: ExtResource | None = None
+    properties: dict[str, Variant] = field(default_factory=dict)
+    extra: dict[str, Variant] = field(default_factory=dict)  # groups, index, owner, ...
+
+    @property
+    def path(self) -> str:
+        """The node path relative to the scene root ("." for the root)."""
+        if self.parent is None:
+            return "."
+        return self.name if self.parent == "." else f"{self.parent}/{self.name}"
+
+
+@dataclass
+class SceneFile:
+    """A packed scene (`gd_scene`) or a resource (`gd_resource`) in text form."""
+
+    kind: str = "gd_scene"  # or "gd_resource"
+    format: int = 2
+    resource_type: str | None = None  # gd_resource only
+    header_extra: dict[str, Variant] = field(default_factory=dict)
+    ext_resources: list[ExtResourceEntry] = field(default_factory=list)
+    sub_resources: list[SubResourceEntry] = field(default_factory=list)
+    nodes: list[NodeEntry] = field(default_factory=list)
+    resource_properties: dict[str, Variant] = field(default_factory=dict)  # [resource]
+    tail: list[Section] = field(default_factory=list)  # connections, editable, ...
+
+    # ---------- reading and writing
+
+    @classmethod
+    def parse(cls, text: str) -> SceneFile:
+        """Parse .tscn or .tres text."""
+        doc = parse_resource_text(text)
+        if not doc.sections or doc.sections[0].tag not in ("gd_scene", "gd_resource"):
+            raise SceneError("not a Godot text scene or resource (no [gd_scene]/[gd_resource])")
+        head = doc.sections[0]
+        attrs = dict(head.attrs)
+        attrs.pop("load_steps", None)
+        fmt = attrs.pop("format", 2)
+        scene = cls(
+            kind=str(head.tag),
+            format=int(fmt) if isinstance(fmt, int) else 2,
+            resource_type=_opt_str(attrs.pop("type", None)),
+            header_extra=attrs,
+        )
+        for section in doc.sections[1:]:
+            a = dict(section.attrs)
+            if section.tag == "ext_resource":
+                scene.ext_resources.append(
+                    ExtResourceEntry(
+                        id=_id(a.pop("id")),
+                        type=str(a.pop("type", "")),
+                        path=str(a.pop("path", "")),
+                        extra=a,
+                    )
+                )
+            elif section.tag == "sub_resource":
+                scene.sub_resources.append(
+                    SubResourceEntry(_id(a.pop("id")), str(a.pop("type", "")), section.properties)
+                )
+            elif section.tag == "node":
+                instance = a.pop("instance", None)
+                scene.nodes.append(
+                    NodeEntry(
+                        name=str(a.pop("name")),
+                        type=_opt_str(a.pop("type", None)),
+                        parent=_opt_str(a.pop("parent", None)),
+                        instance=instance if isinstance(instance, ExtResource) else None,
+                        properties=section.properties,
+                        extra=a,
+                    )
+                )
+            elif section.tag == "resource":
+                scene.resource_properties = section.properties
+            else:
+                scene.tail.append(section)
+        return scene
+
+    def to_text(self, style: TextStyle = GODOT3_STYLE) -> str:
+        """Serialize in the engine's layout (ext resources together, a blank line between blocks)."""
+        head: dict[str, Variant] = {}
+        if self.kind == "gd_resource" and self.resource_type:
+            head["type"] = self.resource_type
+        steps = len(self.ext_resources) + len(self.sub_resources) + 1
+        if steps > 1:
+            head["load_steps"] = steps
+        head["format"] = self.format
+        head.update(self.header_extra)
+        blocks = [_one(Section(self.kind, head), style)]
+        if self.ext_resources:
+            ext_sections = [
+                Section(
+                    "ext_resource",
+                    # the engine's attribute order: Godot 3 path-type-id, Godot 4 type-uid-path-id
+                    {"path": e.path, "type": e.type, **e.extra, "id": e.id}
+                    if self.format < 3
+                    else {"type": e.type, **e.extra, "path": e.path, "id": e.id},
+                )
+                for e in self.ext_resources
+            ]
+            blocks.append(ResourceText(ext_sections).to_text(style).replace("\n\n", "\n"))
+        for sub in self.sub_resources:
+            blocks.append(
+                _one(
+                    Section("sub_resource", {"type": sub.type, "id": sub.id}, sub.properties), style
+                )
+            )
+        if self.kind == "gd_resource":
+            blocks.append(_one(Section("resource", {}, self.resource_properties), style))
+        for node in self.nodes:
+            attrs: dict[str, Variant] = {"name": node.name}
+            if node.type is not None:
+                attrs["type"] = node.type
+            if node.parent is not None:
+                attrs["parent"] = node.parent
+            if node.instance is not None:
+                attrs["instance"] = node.instance
+            attrs.update(node.extra)
+            blocks.append(_one(Section("node", attrs, node.properties), style))
+        blocks.extend(_one(s, style) for s in self.tail)
+        return "\n".join(blocks)
+
+    # ---------- editing
+
+    @classmethod
+    def new_scene(cls, root_name: str, root_type: str, *, format: int = 2) -> SceneFile:
+        """A scene with only its root node."""
+        return cls(nodes=[NodeEntry(name=root_name, type=root_type)], format=format)
+
+    @property
+    def root(self) -> NodeEntry:
+        """The root node."""
+        if not self.nodes:
+            raise SceneError("the scene has no nodes")
+        return self.nodes[0]
+
+    def node(self, path: str) -> NodeEntry:
+        """Find a node by its path relative to the root ("." or the root's name is the root)."""
+        wanted = path.strip().strip("/")
+        if wanted in ("", ".", self.root.name):
+            return self.root
+        if wanted.startswith(self.root.name + "/"):
+            wanted = wanted[len(self.root.name) + 1 :]
+        for node in self.nodes:
+            if node.path == wanted:
+                return node
+        known = ", ".join(n.path for n in self.nodes)
+        raise SceneError(f"no node {path!r} in the scene (nodes: {known})")
+
+    def add_node(
+        self,
+        name: str,
+        type: str | None,
+        parent: str = ".",
+        *,
+        instance: ExtResource | None = None,
+    ) -> NodeEntry:
+        """Add a node under `parent` (a path as accepted by `node()`)."""
+        if not name or any(c in name for c in '/:.@"%'):
+            raise SceneError(f'invalid node name {name!r} (no / : . @ " %)')
+        parent_path = self.node(parent).path
+        node = NodeEntry(name=name, type=type, parent=parent_path, instance=instance)
+        if any(n.path == node.path for n in self.nodes):
+            raise SceneError(f"a node {node.path!r} already exists")
+        self.nodes.append(node)  # the parent is earlier in the list, as the engine requires
+        return node
+
+    def remove_node(self, path: str) -> None:
+        """Remove a node and its descendants."""
+        target = self.node(path)
+        if target is self.root:
+            raise SceneError("cannot remove the root node")
+        prefix = target.path + "/"
+        self.nodes = [
+            n for n in self.nodes if n is not target and not (n.path + "/").startswith(prefix)
+        ]
+
+    def ext_resource(self, path: str, type: str) -> ExtResource:
+        """A reference to `path`, adding the [ext_resource] if needed."""
+        for entry in self.ext_resources:
+            if entry.path == path:
+                return ExtResource(entry.id)
+        new_id = self._new_id([e.id for e in self.ext_resources])
+        self.ext_resources.append(ExtResourceEntry(new_id, type, path))
+        return ExtResource(new_id)
+
+    def add_sub_resource(self, type: str, properties: dict[str, Variant]) -> SubResource:
+        """Store a resource inside the scene and return a reference to it."""
+        new_id = self._new_id([s.id for s in self.sub_resources])
+        self.sub_resources.append(SubResourceEntry(new_id, type, dict(properties)))
+        return SubResource(new_id)
+
+    def sub_resource(self, ref: SubResource) -> SubResourceEntry:
+        """The sub-resource a reference points at."""
+        for entry in self.sub_resources:
+            if entry.id == ref.id:
+                return entry
+        raise SceneError(f"no sub_resource with id {ref.id!r}")
+
+    def attach_script(self, node_path: str, script_path: str) -> None:
+        """Set a node's `script` to the GDScript file at `script_path` (res://...)."""
+        self.node(node_path).properties["script"] = self.ext_resource(script_path, "Script")
+
+    def _new_id(self, used: list[int | str]) -> int | str:
+        if self.format >= 3:
+            return f"{len(used) + 1}_{secrets.token_hex(3)[:5]}"
+        numbers = [i for i in used if isinstance(i, int)]
+        return max(numbers, default=0) + 1
+
+
+def _one(section: Section, style: TextStyle = GODOT3_STYLE) -> str:
+    return ResourceText([section]).to_text(style)
+
+
+def _id(value: Variant) -> int | str:
+    if isinstance(value, (int, str)):
+        return value
+    raise SceneError(f"bad resource id {value!r}")
+
+
+def _opt_str(value: Variant) -> str | None:
+    return None if value is None else str(value)
