@@ -17,7 +17,8 @@ PACKAGE = HERE.parents[2] / "tools" / "unity" / "unity-package"
 CORE_SOURCES = sorted((PACKAGE / "Editor" / "Core").glob("*.cs"))
 UNITY_SOURCES = sorted((PACKAGE / "Editor" / "Unity").glob("*.cs"))
 HOST_SOURCES = sorted((HERE / "host").glob("*.cs"))
-STUB_SOURCES = HERE / "stubs"
+STUBS = HERE / "stubs"
+STUB_EDITOR_SOURCES = sorted((HERE / "stub_editor").glob("*.cs"))
 
 
 def require(binary: str) -> str:
@@ -28,23 +29,53 @@ def require(binary: str) -> str:
     return found
 
 
+def mcs(out: Path, sources: list[Path], *, target: str = "library", references: tuple[Path, ...] = ()) -> str:
+    """Runs mcs; returns its output (warnings included); raises with the output on failure."""
+    argv = [require("mcs"), f"-target:{target}", f"-out:{out}", *(f"-r:{r}" for r in references), *map(str, sources)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"mcs failed to build {out.name}:\n{done.stdout}\n{done.stderr}")
+    return done.stdout + done.stderr
+
+
 def build_host(out_dir: Path) -> Path:
     """Compiles the bridge core and the console host with mcs into host.exe."""
     exe = out_dir / "host.exe"
-    argv = [require("mcs"), "-target:exe", f"-out:{exe}", *map(str, CORE_SOURCES + HOST_SOURCES)]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"mcs failed to build the test host:\n{done.stdout}\n{done.stderr}")
+    mcs(exe, CORE_SOURCES + HOST_SOURCES, target="exe")
     return exe
+
+
+def build_stub_editor(out_dir: Path) -> dict[str, str]:
+    """Builds the stub Unity assemblies, the core, the Unity handlers against them, and the stub editor host.
+
+    Same assembly split as inside Unity: UnityEngine.dll, UnityEditor.dll, UnityEditor.TestRunner.dll,
+    AgentSdk.Unity.Bridge.Core.dll and AgentSdk.Unity.Bridge.Editor.dll. Returns mcs output per assembly.
+    """
+    engine = out_dir / "UnityEngine.dll"
+    editor = out_dir / "UnityEditor.dll"
+    runner = out_dir / "UnityEditor.TestRunner.dll"
+    core = out_dir / "AgentSdk.Unity.Bridge.Core.dll"
+    handlers = out_dir / "AgentSdk.Unity.Bridge.Editor.dll"
+    output = {
+        engine.name: mcs(engine, [STUBS / "UnityEngine.cs"]),
+        editor.name: mcs(editor, [STUBS / "UnityEditor.cs"], references=(engine,)),
+        runner.name: mcs(runner, [STUBS / "TestRunner.cs"], references=(engine,)),
+        core.name: mcs(core, CORE_SOURCES),
+    }
+    output[handlers.name] = mcs(handlers, UNITY_SOURCES, references=(engine, editor, runner, core))
+    exe = out_dir / "stub-editor.exe"
+    output[exe.name] = mcs(exe, STUB_EDITOR_SOURCES, target="exe", references=(engine, editor, core, handlers))
+    return output
 
 
 class MonoHost:
     """A running bridge core (mono host.exe) with its bridge folder; lives as long as its stdin."""
 
-    def __init__(self, exe: Path, bridge_dir: Path, *args: str) -> None:
+    def __init__(self, exe: Path, bridge_dir: Path, *args: str, project: Path | None = None) -> None:
         self.bridge_dir = bridge_dir
-        env = {"LANG": "C.UTF-8", "MONO_ENV_OPTIONS": os.environ.get("MONO_ENV_OPTIONS", "")}
-        argv = [require("mono"), "--debug", str(exe), "--dir", str(bridge_dir), *args]
+        env = {"LANG": "C.UTF-8"}
+        where = ["--project", str(project)] if project else ["--dir", str(bridge_dir)]
+        argv = [require("mono"), "--debug", str(exe), *where, *args]
         self.process: ManagedProcess = start_process(argv, env=env)
         self.port = self._wait_listening()
 
@@ -93,6 +124,11 @@ class MonoHost:
         except subprocess.TimeoutExpired:
             pass
         self.process.kill()
+
+
+def start_stub_editor(exe: Path, project: Path) -> MonoHost:
+    """The stub editor for a project folder; its bridge files land in Library/AgentSdkBridge like Unity's."""
+    return MonoHost(exe, project / "Library" / "AgentSdkBridge", project=project)
 
 
 def process_gone(pid: int) -> bool:

@@ -23,7 +23,7 @@ namespace AgentSdk.Unity.Bridge.TestHost
         public static int Main(string[] argv)
         {
             string dir = Arg(argv, "--dir", null);
-            if (dir == null) { Console.Error.WriteLine("usage: host.exe --dir DIR [--port N] [--max-frame-bytes N] [--fake-editor]"); return 2; }
+            if (dir == null) { Console.Error.WriteLine("usage: host.exe --dir DIR [--port N] [--max-frame-bytes N]"); return 2; }
             _files = new BridgeFiles(dir);
             _options = new BridgeOptions
             {
@@ -34,7 +34,6 @@ namespace AgentSdk.Unity.Bridge.TestHost
             };
             _registry = new CommandRegistry();
             RegisterTestCommands(_registry);
-            if (argv.Contains("--fake-editor")) _registry.AddSet(new FakeEditorCommands());
             StartServer();
             Console.Out.WriteLine("LISTENING " + _server.Port);
             Console.Out.Flush();
