@@ -48,6 +48,13 @@ class SampleDataProvider:
         self._bokeh: dict[str, pd.DataFrame] | None = None
         self._long: dict[str, pd.DataFrame] = {}
 
+    @classmethod
+    def bokeh_only(cls) -> SampleDataProvider:
+        """Only the installed bokeh-sampledata series (no cache lookup, no filing)."""
+        provider = cls()
+        provider._files = None
+        return provider
+
     def _bokeh_frames(self) -> dict[str, pd.DataFrame]:
         if self._bokeh is None:
             raw = pd.read_csv(bokeh_stocks_path())

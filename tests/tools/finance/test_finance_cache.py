@@ -1,0 +1,109 @@
+"""The SQLite cache: hit after a restart, TTL, corrupt rows and files recovered."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import date
+from pathlib import Path
+
+import pytest
+from agentsdk_finance import CachedMarketData, MarketDataError, PriceCache, SampleDataProvider
+
+
+class _CountingProvider:
+    """The real sample provider, counting how often it is asked."""
+
+    def __init__(self, inner: SampleDataProvider) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.intervals = inner.intervals
+        self.calls = 0
+
+    def symbols(self) -> list[str]:
+        return self.inner.symbols()
+
+    def history(self, symbol, start, end, interval="1d"):
+        self.calls += 1
+        return self.inner.history(symbol, start, end, interval)
+
+    def fundamentals(self, symbol):
+        self.calls += 1
+        return self.inner.fundamentals(symbol)
+
+
+def test_hit_after_restart(tmp_path: Path, sample: SampleDataProvider) -> None:
+    db = tmp_path / "cache.sqlite"
+    first = _CountingProvider(sample)
+    fresh = CachedMarketData(first, PriceCache(db)).history(
+        "MSFT", date(2000, 1, 1), date(2009, 12, 31)
+    )
+    assert first.calls == 1
+    # a new process would build everything again from the same file
+    second = _CountingProvider(sample)
+    cached = CachedMarketData(second, PriceCache(db))
+    again = cached.history("MSFT", date(2000, 1, 1), date(2009, 12, 31))
+    assert second.calls == 0 and cached.cache.hits == 1
+    assert again.frame.equals(fresh.frame) or (again.frame.values == fresh.frame.values).all()
+    assert list(again.frame.index) == list(fresh.frame.index)
+    assert again.provenance == fresh.provenance
+    # a different range or interval is a different key
+    cached.history("MSFT", date(2000, 1, 1), date(2009, 12, 31), "1wk")
+    assert second.calls == 1
+    fund = cached.fundamentals("AAPL")
+    assert cached.fundamentals("AAPL") == fund and second.calls == 2
+
+
+def test_ttl_expiry(tmp_path: Path, sample: SampleDataProvider) -> None:
+    now = [1000.0]
+    inner = _CountingProvider(sample)
+    cached = CachedMarketData(
+        inner, PriceCache(tmp_path / "c.sqlite", ttl_seconds=60, clock=lambda: now[0])
+    )
+    cached.history("IBM", date(2005, 1, 1), date(2005, 12, 31))
+    now[0] += 59
+    cached.history("IBM", date(2005, 1, 1), date(2005, 12, 31))
+    assert inner.calls == 1
+    now[0] += 2
+    cached.history("IBM", date(2005, 1, 1), date(2005, 12, 31))
+    assert inner.calls == 2
+
+
+def test_corrupt_entry_is_refetched(tmp_path: Path, sample: SampleDataProvider) -> None:
+    db = tmp_path / "c.sqlite"
+    inner = _CountingProvider(sample)
+    CachedMarketData(inner, PriceCache(db)).history("AAPL", date(2010, 1, 1), date(2010, 6, 30))
+    with sqlite3.connect(db) as conn:  # flip bytes in the stored payload
+        conn.execute("UPDATE entries SET payload = substr(payload, 1, 40) || 'garbage'")
+    cached = CachedMarketData(inner, PriceCache(db))
+    history = cached.history("AAPL", date(2010, 1, 1), date(2010, 6, 30))
+    assert inner.calls == 2 and cached.cache.recovered == 1
+    assert history.start == date(2010, 1, 4)
+    # valid checksum but undecodable content is also refetched, not a crash
+    with sqlite3.connect(db) as conn:
+        import hashlib
+
+        bad = b"AAPL\n1d\n{not json}\n{}"
+        conn.execute(
+            "UPDATE entries SET payload = ?, checksum = ?", (bad, hashlib.sha256(bad).hexdigest())
+        )
+    assert cached.history("AAPL", date(2010, 1, 1), date(2010, 6, 30)).end == date(2010, 6, 30)
+    assert inner.calls == 3
+
+
+def test_corrupt_database_file_is_replaced(tmp_path: Path, sample: SampleDataProvider) -> None:
+    db = tmp_path / "c.sqlite"
+    db.write_bytes(b"this is not a sqlite database" * 100)
+    cache = PriceCache(db)
+    inner = _CountingProvider(sample)
+    history = CachedMarketData(inner, cache).history("GOOG", date(2006, 1, 1), date(2006, 3, 31))
+    assert history.symbol == "GOOG" and cache.recovered == 1
+    assert list(tmp_path.glob("c.sqlite.corrupt-*"))
+
+
+def test_failures_are_not_cached(tmp_path: Path, sample: SampleDataProvider) -> None:
+    inner = _CountingProvider(sample)
+    cached = CachedMarketData(inner, PriceCache(tmp_path / "c.sqlite"))
+    for _ in range(2):
+        with pytest.raises(MarketDataError):
+            cached.history("NOPE", None, None)
+    assert inner.calls == 2
