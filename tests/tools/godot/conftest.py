@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from agentsdk_godot import GodotEngine, GodotProject
 
 ENGINE_NAMES = ("godot3-server", "godot3-runner", "Xvfb", "xvfb-run")

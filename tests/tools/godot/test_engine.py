@@ -7,10 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from agentsdk_godot import Constructor, GodotEngine, GodotProject, HarnessJob, SceneFile
-
-from .conftest import pid_alive
 
 SAVE_SCRIPT = """\
 extends SceneTree

@@ -6,7 +6,6 @@ import math
 from pathlib import Path
 
 import pytest
-
 from agentsdk_godot import (
     Constructor,
     ExtResource,
@@ -138,3 +137,13 @@ def test_project_godot_config_round_trip() -> None:
     doc = parse_resource_text(text)
     assert doc.section("application").properties["run/main_scene"] == "res://main.tscn"  # type: ignore[union-attr]
     assert parse_resource_text(doc.to_text(config=True)) == doc
+
+
+def test_sub_resources_are_written_before_their_users() -> None:
+    scene = SceneFile.new_scene("Main", "Spatial")
+    mesh = scene.add_sub_resource("CubeMesh", {})
+    scene.add_node("Box", "MeshInstance").properties["mesh"] = mesh
+    material = scene.add_sub_resource("SpatialMaterial", {})
+    scene.sub_resource(mesh).properties["material"] = material
+    text = scene.to_text()
+    assert text.index('type="SpatialMaterial" id=2') < text.index('type="CubeMesh" id=1')

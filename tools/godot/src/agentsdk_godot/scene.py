@@ -150,7 +150,7 @@ class SceneFile:
                 for e in self.ext_resources
             ]
             blocks.append(ResourceText(ext_sections).to_text(style).replace("\n\n", "\n"))
-        for sub in self.sub_resources:
+        for sub in self._subs_in_dependency_order():
             blocks.append(
                 _one(
                     Section("sub_resource", {"type": sub.type, "id": sub.id}, sub.properties), style
@@ -170,6 +170,25 @@ class SceneFile:
             blocks.append(_one(Section("node", attrs, node.properties), style))
         blocks.extend(_one(s, style) for s in self.tail)
         return "\n".join(blocks)
+
+    def _subs_in_dependency_order(self) -> list[SubResourceEntry]:
+        # the engine resolves SubResource(...) only to resources written above it
+        by_id = {s.id: s for s in self.sub_resources}
+        ordered: list[SubResourceEntry] = []
+        placed: set[int | str] = set()
+
+        def place(entry: SubResourceEntry, depth: int = 0) -> None:
+            if entry.id in placed or depth > len(by_id):
+                return
+            for ref in _sub_refs(list(entry.properties.values())):
+                if ref in by_id:
+                    place(by_id[ref], depth + 1)
+            placed.add(entry.id)
+            ordered.append(entry)
+
+        for entry in self.sub_resources:
+            place(entry)
+        return ordered
 
     # ---------- editing
 
@@ -257,6 +276,18 @@ class SceneFile:
             return f"{len(used) + 1}_{secrets.token_hex(3)[:5]}"
         numbers = [i for i in used if isinstance(i, int)]
         return max(numbers, default=0) + 1
+
+
+def _sub_refs(values: list[Variant]) -> list[int | str]:
+    refs: list[int | str] = []
+    for value in values:
+        if isinstance(value, SubResource):
+            refs.append(value.id)
+        elif isinstance(value, (list, tuple)):
+            refs += _sub_refs(list(value))
+        elif isinstance(value, dict):
+            refs += _sub_refs(list(value.values()))
+    return refs
 
 
 def _one(section: Section, style: TextStyle = GODOT3_STYLE) -> str:

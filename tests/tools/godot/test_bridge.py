@@ -1,0 +1,87 @@
+"""The runtime bridge on a real running Godot 3 game."""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+
+import anyio
+import pytest
+from agentsdk_godot import PROTOCOL_VERSION, Constructor, GameSession, GodotEngine, GodotProject
+
+from .conftest import pid_alive
+
+MOVER = """\
+extends MeshInstance
+
+export var speed = 2.0
+
+func _process(delta):
+\tif Input.is_action_pressed("ui_right"):
+\t\ttranslation.x += speed * delta
+"""
+
+
+def game_project(project: GodotProject) -> None:
+    scene = project.new_scene("Main", "Spatial")
+    scene.add_node("Box", "MeshInstance").properties["mesh"] = scene.add_sub_resource(
+        "CubeMesh", {}
+    )
+    cam = scene.add_node("Cam", "Camera")
+    cam.properties["transform"] = Constructor("Transform", (1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 5))
+    project.write_text("res://mover.gd", MOVER)
+    scene.attach_script("Box", "res://mover.gd")
+    project.write_scene("res://main.tscn", scene)
+    project.main_scene = "res://main.tscn"
+
+
+def raw_hello(port: int, token: str) -> dict[str, object]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        body = json.dumps({"op": "hello", "token": token, "protocol": PROTOCOL_VERSION}).encode()
+        sock.sendall(struct.pack(">I", len(body)) + body)
+        size = struct.unpack(">I", sock.recv(4))[0]
+        reply: dict[str, object] = json.loads(sock.recv(size))
+        sock.settimeout(5)
+        # after a refusal the game hangs up
+        reply["closed"] = sock.recv(1) == b""
+        return reply
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_bridge_serves_a_running_game(engine: GodotEngine, project: GodotProject) -> None:
+    game_project(project)
+    settings_before = (project.path / "project.godot").read_bytes()
+    game = GameSession(project, engine, window=False)
+    async with game:
+        # the autoload was only there while the game started
+        assert (project.path / "project.godot").read_bytes() == settings_before
+        assert not (project.path / "addons").exists()
+        assert game.handshake is not None and game.handshake.protocol == PROTOCOL_VERSION
+
+        refused = await anyio.to_thread.run_sync(raw_hello, game.port, "wrong-token")
+        assert refused["ok"] is False and refused["error"] == "bad token" and refused["closed"]
+
+        tree = await game.tree()
+        assert (tree.name, [c.name for c in tree.children]) == ("Main", ["Box", "Cam"])
+        box = tree.find("Box")
+        assert (
+            box is not None and box.script == "res://mover.gd" and box.properties["speed"] == "2.0"
+        )
+
+        assert await game.set("Box", "translation", "Vector3( 0, 1, 0 )") == Constructor(
+            "Vector3", (0, 1, 0)
+        )
+        await game.input("ui_right", True)
+        await anyio.sleep(0.6)
+        await game.input("ui_right", False)
+        moved = await game.get("Box", "translation")
+        assert isinstance(moved, Constructor) and moved.args[1:] == (1, 0)
+        assert 0.4 < float(moved.args[0]) < 3.0  # speed 2 for ~0.6 s
+
+        assert await game.call("Box", "get_name") == '"Box"'
+        pid = game.pid
+        assert pid is not None and pid_alive(pid)
+    assert not pid_alive(pid)
+    assert (project.path / "project.godot").read_bytes() == settings_before

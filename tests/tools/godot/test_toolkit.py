@@ -1,0 +1,225 @@
+"""GodotToolkit through its tools, the way a model calls them (real Godot 3)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator
+
+import pytest
+from agentsdk.testing import ScriptedModel
+from agentsdk_godot import GodotEngine, GodotToolkit
+from PIL import Image as PILImage
+
+from agentsdk import Agent, ToolCallPart
+
+
+@pytest.fixture
+async def toolkit(engine: GodotEngine) -> AsyncIterator[GodotToolkit]:
+    async with GodotToolkit(engine=GodotEngine()) as tk:
+        yield tk
+
+
+async def call(tk: GodotToolkit, tool_name: str, /, **arguments: object):  # type: ignore[no-untyped-def]
+    [found] = [t for t in tk.tools() if t.name == tool_name]
+    return await found.call(dict(arguments))
+
+
+def test_tool_names() -> None:
+    names = {t.name for t in GodotToolkit().tools()}
+    assert {
+        "create_scene",
+        "add_node",
+        "set_property",
+        "attach_script",
+        "write_script",
+        "import_asset",
+        "scene_tree",
+        "run_project",
+        "screenshot",
+        "game_tree",
+        "game_set",
+        "game_input",
+        "game_screenshot",
+    } <= names
+
+
+@pytest.mark.anyio
+async def test_authoring_tools_build_a_scene_the_engine_opens(toolkit: GodotToolkit) -> None:
+    created = await call(toolkit, "create_scene", path="res://main.tscn", root_type="Spatial")
+    assert not created.is_error, created.text
+    added = await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Ball",
+        type="MeshInstance",
+        properties={"mesh": "SphereMesh()", "translation": "Vector3( 0, 1, 0 )"},
+    )
+    assert not added.is_error and '"Ball"' in added.text
+    bad_value = await call(
+        toolkit,
+        "set_property",
+        scene="res://main.tscn",
+        node="Ball",
+        property="translation",
+        value="Vector3( 0, 1",
+    )
+    assert bad_value.is_error and "not a Godot literal" in bad_value.text
+    missing = await call(
+        toolkit,
+        "set_property",
+        scene="res://main.tscn",
+        node="Nope",
+        property="visible",
+        value="false",
+    )
+    assert missing.is_error and "no node 'Nope'" in missing.text
+    radius = await call(
+        toolkit,
+        "set_property",
+        scene="res://main.tscn",
+        node="Ball",
+        property="mesh/radius",
+        value="0.25",
+    )
+    assert not radius.is_error, radius.text
+
+    broken = await call(
+        toolkit,
+        "write_script",
+        path="res://spin.gd",
+        source="extends Spatial\n\nfunc _process(delta)\n\trotate_y(delta)\n",
+    )
+    assert broken.is_error and "res://spin.gd:3" in broken.text
+    fixed = await call(
+        toolkit,
+        "write_script",
+        path="res://spin.gd",
+        source="extends Spatial\n\nfunc _process(delta):\n\trotate_y(delta)\n",
+    )
+    assert not fixed.is_error, fixed.text
+    attached = await call(
+        toolkit, "attach_script", scene="res://main.tscn", node="Ball", script="res://spin.gd"
+    )
+    assert not attached.is_error
+
+    tree = await call(toolkit, "scene_tree", scene="res://main.tscn")
+    assert not tree.is_error, tree.text
+    assert "Ball (MeshInstance) [res://spin.gd]" in tree.text
+    assert "SphereMesh" in tree.text
+
+
+@pytest.mark.anyio
+async def test_run_project_reports_runtime_errors_with_line(toolkit: GodotToolkit) -> None:
+    await call(toolkit, "create_scene", path="res://main.tscn", root_type="Node")
+    await call(
+        toolkit,
+        "write_script",
+        path="res://boom.gd",
+        source="extends Node\n\nfunc _ready():\n\tvar n = null\n\tn.go()\n",
+    )
+    await call(toolkit, "attach_script", scene="res://main.tscn", node=".", script="res://boom.gd")
+    outcome = await call(toolkit, "run_project", frames=5)
+    assert outcome.is_error
+    assert "res://boom.gd:5: error:" in outcome.text and "go" in outcome.text
+    await call(
+        toolkit,
+        "write_script",
+        path="res://boom.gd",
+        source="extends Node\n\nfunc _ready():\n\tprint('fine')\n",
+    )
+    fine = await call(toolkit, "run_project", frames=5)
+    assert not fine.is_error and '"ok":true' in fine.text.replace(" ", "")
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_screenshot_and_live_game_tools(toolkit: GodotToolkit) -> None:
+    await call(toolkit, "create_scene", path="res://main.tscn", root_type="Spatial")
+    empty = await call(toolkit, "screenshot", frames=2, width=96, height=96)
+    assert not empty.is_error and "WARNING: the frame is blank" in empty.text  # no camera yet
+    await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Box",
+        type="MeshInstance",
+        properties={"mesh": "CubeMesh()"},
+    )
+    await call(
+        toolkit,
+        "set_property",
+        scene="res://main.tscn",
+        node="Box",
+        property="mesh/material",
+        value="SpatialMaterial()",
+    )
+    await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Cam",
+        type="Camera",
+        properties={"translation": "Vector3( 0, 0, 4 )"},
+    )
+    await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Sun",
+        type="DirectionalLight",
+        properties={"rotation_degrees": "Vector3( -45, 30, 0 )"},
+    )
+    shot = await call(toolkit, "screenshot", frames=2, width=96, height=96)
+    assert not shot.is_error and "blank" not in shot.text
+    [image] = shot.images
+    assert PILImage.open(io.BytesIO(image.data)).size == (96, 96)
+
+    live = await call(toolkit, "game_tree")
+    assert not live.is_error and "Box (MeshInstance)" in live.text
+    moved = await call(
+        toolkit, "game_set", node="Box", property="translation", value="Vector3( 1, 0, 0 )"
+    )
+    assert not moved.is_error and "Vector3( 1, 0, 0 )" in moved.text
+    unknown = await call(toolkit, "game_input", action="fly", seconds=0.1)
+    assert unknown.is_error and "unknown input action fly" in unknown.text
+    frame = await call(toolkit, "game_screenshot")
+    assert not frame.is_error and len(frame.images) == 1
+    pid = toolkit._game.pid if toolkit._game else None
+    assert pid is not None
+    await toolkit.close()
+    from .conftest import pid_alive
+
+    assert not pid_alive(pid)
+
+
+@pytest.mark.anyio
+async def test_agent_run_with_scripted_model(engine: GodotEngine) -> None:
+    model = ScriptedModel(
+        [
+            ToolCallPart(
+                name="create_scene", arguments={"path": "res://level.tscn", "root_type": "Spatial"}
+            ),
+            ToolCallPart(
+                name="add_node",
+                arguments={
+                    "scene": "res://level.tscn",
+                    "name": "Crate",
+                    "type": "MeshInstance",
+                    "properties": {"mesh": "CubeMesh()"},
+                },
+            ),
+            ToolCallPart(name="scene_tree", arguments={"scene": "res://level.tscn"}),
+            "The level has a crate.",
+        ]
+    )
+    agent = Agent(model=model, tools=[GodotToolkit(engine=GodotEngine())])
+    result = await agent.run("Make a level with a crate")
+    assert result.output == "The level has a crate."
+    tool_texts = [
+        p.parts[0].text  # type: ignore[union-attr]
+        for m in result.messages
+        if m.role == "tool"
+        for p in m.parts
+    ]
+    assert "Crate (MeshInstance)" in tool_texts[-1]
