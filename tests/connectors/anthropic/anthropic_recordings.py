@@ -204,7 +204,8 @@ class FakeAnthropic:
 
     def body(self, index: int = -1) -> dict[str, Any]:
         """The JSON body of a recorded request."""
-        return json.loads(self.requests[index].content)
+        body: dict[str, Any] = json.loads(self.requests[index].content)
+        return body
 
 
 def sse(text: str) -> httpx.Response:

@@ -111,7 +111,7 @@ async def test_agent_stream_assembles_the_same_run_from_sse(
     events = [event async for event in agent.stream("Make a red cube")]
 
     final = events[-1]
-    assert isinstance(final, RunFinished)
+    assert isinstance(final, RunFinished) and final.result is not None
     assert final.result.output == "The cube is red and centred."
     assert all(json.loads(r.content)["stream"] is True for r in fake.requests)
     streamed = "".join(getattr(e, "text", "") for e in events if type(e).__name__ == "TextDelta")

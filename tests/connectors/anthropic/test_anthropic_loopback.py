@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import anyio
@@ -83,10 +84,19 @@ def json_answer(body: dict[str, object]) -> Behaviour:
     return behave
 
 
+@dataclass
+class _Seen:
+    """One request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, object]
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     behaviours: list[Behaviour]
-    seen: list[dict[str, object]]
+    seen: list[_Seen]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -96,7 +106,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", "0"))
         body = json.loads(self.rfile.read(length))
-        self.server.seen.append({"path": self.path, "headers": dict(self.headers), "body": body})
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.server.seen.append(_Seen(path=self.path, headers=headers, body=body))
         self.server.behaviours.pop(0)(self)
 
     def log_message(self, format: str, *args: object) -> None:  # keep test output clean
@@ -145,8 +156,8 @@ async def test_real_sse_stream_over_tcp_assembles(server: _Server, clock: FakeCl
         {"city": "Oslo"},
     ]
     seen = server.seen[0]
-    assert seen["path"] == "/v1/messages"
-    headers = {k.lower(): v for k, v in seen["headers"].items()}  # type: ignore[union-attr]
+    assert seen.path == "/v1/messages" and seen.body["stream"] is True
+    headers = seen.headers
     assert headers["x-api-key"] == "sk-ant-loopback"
     assert headers["anthropic-version"] == "2023-06-01"
 

@@ -29,7 +29,7 @@ OK = json_reply(200, message_body([{"type": "text", "text": "ok"}]))
 
 
 def _request(messages: list[Message], **kwargs: object) -> ModelRequest:
-    return ModelRequest(messages=messages, **kwargs)  # type: ignore[arg-type]
+    return ModelRequest(messages=messages, **kwargs)
 
 
 @pytest.mark.anyio
