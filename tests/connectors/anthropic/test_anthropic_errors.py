@@ -7,6 +7,7 @@ from email.utils import formatdate
 
 import httpx
 import pytest
+from agentsdk.testing import ScriptedModel
 from agentsdk_anthropic import AnthropicModel
 from anthropic_recordings import (
     SECRET_KEY,
@@ -19,7 +20,15 @@ from anthropic_recordings import (
     sse,
 )
 
-from agentsdk import Message, ModelAuthError, ModelError, ModelRequest, ModelResponse
+from agentsdk import (
+    Agent,
+    FallbackModel,
+    Message,
+    ModelAuthError,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+)
 
 ASK = ModelRequest(messages=[Message.user("hi")])
 OK = json_reply(200, message_body([{"type": "text", "text": "fine"}]))
@@ -183,3 +192,24 @@ def test_missing_key_says_which_variable(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ModelAuthError, match="ANTHROPIC_API_KEY"):
         AnthropicModel("claude-sonnet-4-5")
+
+
+@pytest.mark.anyio
+async def test_error_body_with_status_200_is_an_error_not_an_empty_answer(
+    make_model: MakeModel,
+) -> None:
+    model, _ = make_model(json_reply(200, error_body("overloaded_error", "Overloaded")))
+    with pytest.raises(ModelError) as info:
+        await model.request(ASK)
+    assert "overloaded_error: Overloaded" in str(info.value) and info.value.retryable is True
+
+
+@pytest.mark.anyio
+async def test_fallback_model_moves_on_after_retries_run_out(
+    make_model: MakeModel, clock: FakeClock
+) -> None:
+    claude, fake = make_model(*[_overloaded() for _ in range(4)])
+    backup = ScriptedModel(["answer from the backup model"])
+    result = await Agent(FallbackModel([claude, backup])).run("hi")
+    assert result.output == "answer from the backup model"
+    assert len(fake.requests) == 4 and len(clock.sleeps) == 3

@@ -195,7 +195,7 @@ async def test_tool_ids_are_made_safe_consistently(make_model: MakeModel) -> Non
     await model.request(_request(history, tools=[WEATHER]))
     messages = fake.body()["messages"]
     assert messages[1]["content"][0]["id"] == "fc_1_x"
-    assert messages[2]["content"][0]["tool_use_id"] == "fc_1_x"
+    assert messages[2]["content"][0] == {"type": "tool_result", "tool_use_id": "fc_1_x"}
 
 
 @pytest.mark.anyio

@@ -14,6 +14,7 @@ from anthropic_recordings import (
     TEXT_STREAM,
     TWO_TOOLS_STREAM,
     MakeModel,
+    answer,
     json_reply,
     message_body,
     sse,
@@ -201,3 +202,25 @@ async def test_connection_dropping_mid_stream_is_a_retryable_error(make_model: M
     assert not any(isinstance(x, ModelResponse) for x in seen)
     assert "stream broke off" in str(error) and error.retryable is True
     assert len(fake.requests) == 1  # a started stream is not silently replayed
+
+
+@pytest.mark.anyio
+async def test_streamed_output_tool_json_arrives_as_text(make_model: MakeModel) -> None:
+    forecast = message_body(
+        [
+            {
+                "type": "tool_use",
+                "id": "toolu_01Out",
+                "name": "final_result",
+                "input": {"city": "Oslo"},
+            }
+        ],
+        stop_reason="tool_use",
+    )
+    model, _ = make_model(answer(forecast))
+    request = ASK.model_copy(update={"output_schema": {"type": "object"}})
+    deltas, response = await _collect(model.stream(request))
+    assert all(d.tool_name is None and not d.arguments_delta for d in deltas)
+    assert "".join(d.text for d in deltas) == '{"city": "Oslo"}'
+    assert response.parts == [TextPart(text='{"city": "Oslo"}')]
+    assert response.finish_reason == "stop"

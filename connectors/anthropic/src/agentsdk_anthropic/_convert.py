@@ -122,7 +122,7 @@ def _tool_result_blocks(message: Message) -> list[WireContentBlock]:
         blocks.append(
             WireToolResultBlock(
                 tool_use_id=wire_tool_id(part.call_id),
-                content=content,
+                content=content or None,
                 is_error=True if part.is_error else None,
             )
         )

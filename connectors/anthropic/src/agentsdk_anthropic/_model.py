@@ -25,7 +25,7 @@ from agentsdk import (
 
 from ._convert import build_wire_request, output_tool_name, request_body, response_from_wire
 from ._retry import RETRYABLE_STATUS, Clock, RetryPolicy, Sleep, parse_retry_after
-from ._stream import StreamAssembler, iter_sse
+from ._stream import TRANSIENT_ERROR_TYPES, StreamAssembler, iter_sse
 from ._wire import WireErrorBody, WireResponse
 
 logger = logging.getLogger("agentsdk_anthropic")
@@ -50,6 +50,8 @@ ANTHROPIC_PROFILE = ModelProfile(
 )
 """What Claude models accept: images inside tool results, tool_choice any/tool/none, 200k context.
 ``json_schema_output`` is True because structured output is honoured through a forced tool."""
+
+AUTH_ERROR_TYPES = frozenset({"authentication_error", "permission_error"})
 
 _NETWORK_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
@@ -160,6 +162,8 @@ class AnthropicModel:
             wire = WireResponse.model_validate_json(response.content)
         except ValidationError as exc:
             raise self._error(f"unparseable response body: {response.text[:200]!r}") from exc
+        if wire.type == "error":  # some gateways send an error body with status 200
+            raise self._status_error(response)
         return response_from_wire(wire, model_name=self.name, output_tool=output_tool_name(request))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
@@ -202,22 +206,22 @@ class AnthropicModel:
 
     def _status_error(self, response: httpx.Response) -> ModelError:
         status = response.status_code
+        error_type = ""
         try:
             body = WireErrorBody.model_validate_json(response.content)
-            detail = f"{body.error.type}: {body.error.message}"
+            error_type = body.error.type
+            detail = f"{error_type}: {body.error.message}"
             if body.request_id:
                 detail += f" (request_id {body.request_id})"
         except ValidationError:
             detail = response.text[:300] or response.reason_phrase
         message = f"{self.name}: HTTP {status} {detail}"
-        if status in (401, 403):
+        if status in (401, 403) or error_type in AUTH_ERROR_TYPES:
             return ModelAuthError(message, status_code=status, model_name=self.name)
-        return ModelError(
-            message,
-            retryable=status in RETRYABLE_STATUS,
-            status_code=status,
-            model_name=self.name,
+        retryable = status in RETRYABLE_STATUS or (
+            status == 200 and error_type in TRANSIENT_ERROR_TYPES
         )
+        return ModelError(message, retryable=retryable, status_code=status, model_name=self.name)
 
     async def _send(
         self, content: bytes, timeout: float | None, *, read_body: bool

@@ -56,7 +56,7 @@ class WireToolResultBlock(BaseModel):
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
-    content: list[WireTextBlock | WireImageBlock] = Field(default_factory=list)
+    content: list[WireTextBlock | WireImageBlock] | None = None
     is_error: bool | None = None
 
 
@@ -127,6 +127,7 @@ class WireResponseBlock(_Lenient):
 class WireResponse(_Lenient):
     """A complete (non-streamed) Message."""
 
+    type: str = "message"
     id: str = ""
     model: str = ""
     content: list[WireResponseBlock] = Field(default_factory=list)
