@@ -213,3 +213,24 @@ async def test_fallback_model_moves_on_after_retries_run_out(
     result = await Agent(FallbackModel([claude, backup])).run("hi")
     assert result.output == "answer from the backup model"
     assert len(fake.requests) == 4 and len(clock.sleeps) == 3
+
+
+@pytest.mark.anyio
+async def test_spend_limit_429_is_not_retried(make_model: MakeModel, clock: FakeClock) -> None:
+    body = error_body("rate_limit_error", "You have reached your monthly spend limit.")
+    body["error"]["details"] = {"error_code": "enforced_spend_limit_reached"}
+    model, fake = make_model(json_reply(429, body), OK)
+    with pytest.raises(ModelError) as info:
+        await model.request(ASK)
+    assert info.value.retryable is False and info.value.status_code == 429
+    assert "spend limit" in str(info.value)
+    assert len(fake.requests) == 1 and clock.sleeps == []
+
+
+@pytest.mark.anyio
+async def test_stream_request_answered_with_a_json_error_body(make_model: MakeModel) -> None:
+    model, _ = make_model(json_reply(200, error_body("overloaded_error", "Overloaded")))
+    with pytest.raises(ModelError) as info:
+        async for _ in model.stream(ASK):
+            pass
+    assert "overloaded_error: Overloaded" in str(info.value) and info.value.retryable is True

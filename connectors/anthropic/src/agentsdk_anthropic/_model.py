@@ -52,6 +52,7 @@ ANTHROPIC_PROFILE = ModelProfile(
 ``json_schema_output`` is True because structured output is honoured through a forced tool."""
 
 AUTH_ERROR_TYPES = frozenset({"authentication_error", "permission_error"})
+SPEND_LIMIT_CODES = frozenset({"enforced_spend_limit_reached"})
 
 _NETWORK_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
@@ -170,6 +171,12 @@ class AnthropicModel:
         """Stream deltas as they arrive; the last item is the assembled ModelResponse."""
         body = self._body(request, stream=True)
         response = await self._send(body, request.settings.timeout, read_body=False)
+        if "json" in response.headers.get("content-type", ""):  # an error body, not events
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            raise self._status_error(response)
         assembler = StreamAssembler(model_name=self.name, output_tool=output_tool_name(request))
         try:
             async for sse in iter_sse(response.aiter_lines()):
@@ -206,10 +213,11 @@ class AnthropicModel:
 
     def _status_error(self, response: httpx.Response) -> ModelError:
         status = response.status_code
-        error_type = ""
+        error_type, error_code = "", None
         try:
             body = WireErrorBody.model_validate_json(response.content)
             error_type = body.error.type
+            error_code = body.error.details.error_code if body.error.details else None
             detail = f"{error_type}: {body.error.message}"
             if body.request_id:
                 detail += f" (request_id {body.request_id})"
@@ -221,6 +229,10 @@ class AnthropicModel:
         retryable = status in RETRYABLE_STATUS or (
             status == 200 and error_type in TRANSIENT_ERROR_TYPES
         )
+        if error_code in SPEND_LIMIT_CODES:
+            # a spend cap lifts at the next billing period, not after a backoff
+            retryable = False
+            message += " (spend limit reached: retrying will not help)"
         return ModelError(message, retryable=retryable, status_code=status, model_name=self.name)
 
     async def _send(

@@ -135,11 +135,18 @@ class WireResponse(_Lenient):
     usage: WireUsage = Field(default_factory=WireUsage)
 
 
+class WireErrorCode(_Lenient):
+    """``error.details`` of some errors (e.g. ``enforced_spend_limit_reached`` on a 429)."""
+
+    error_code: str | None = None
+
+
 class WireErrorDetail(_Lenient):
     """``error`` object of an error body or stream ``error`` event."""
 
     type: str = "api_error"
     message: str = ""
+    details: WireErrorCode | None = None
 
 
 class WireErrorBody(_Lenient):
