@@ -48,7 +48,10 @@ class Diagnostic(BaseModel):
 
     def describe(self) -> str:
         """One line a model can act on: `res://player.gd:12: error: ...`."""
-        where = f"{self.file}:{self.line}: " if self.file and self.line is not None else ""
+        if self.file and self.file.startswith("res://") and self.line is not None:
+            where = f"{self.file}:{self.line}: "
+        else:  # the engine's own C++ location means nothing to a game author
+            where = f"engine ({self.function}): " if self.function else "engine: "
         text = f"{where}{self.severity}: {self.message}"
         if self.count > 1:
             text += f" (x{self.count})"

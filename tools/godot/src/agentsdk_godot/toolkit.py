@@ -224,21 +224,23 @@ class GodotToolkit(Toolkit):
             scene: The scene file.
             node: Node path ("." for the root).
             property: e.g. "translation", "transform", "text", "mesh". A field of a resource stored
-                in the scene is "<property>/<field>", e.g. "mesh/size" or "mesh/material".
+                in the scene is "<property>/<field>", e.g. "mesh/size", "mesh/material/albedo_color".
             value: A Godot literal: 2.5, true, "hi", Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), CubeMesh().
         """
         doc = self._scene(scene)
         try:
             target = doc.node(node)
-            if "/" in property and property.split("/")[0] in target.properties:
-                ref = target.properties[property.split("/")[0]]
-                if not isinstance(ref, SubResource):
-                    raise SceneError(
-                        f"{property.split('/')[0]} is not a resource stored in this scene"
-                    )
-                doc.sub_resource(ref).properties[property.split("/", 1)[1]] = self._property_value(
-                    doc, value
-                )
+            first = property.split("/")[0]
+            if "/" in property and isinstance(target.properties.get(first), SubResource):
+                # "mesh/material/albedo_color": walk the resources stored in the scene
+                *chain, field = property.split("/")
+                owner = target.properties
+                for part in chain:
+                    ref = owner.get(part)
+                    if not isinstance(ref, SubResource):
+                        raise SceneError(f"{part} is not a resource stored in this scene")
+                    owner = doc.sub_resource(ref).properties
+                owner[field] = self._property_value(doc, value)
             else:
                 target.properties[property] = self._property_value(doc, value)
         except SceneError as err:
