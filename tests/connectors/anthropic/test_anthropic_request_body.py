@@ -25,6 +25,11 @@ WEATHER = ToolSpec(
     description="Current weather for a city.",
     parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
 )
+PNG_BLOCK = {
+    "type": "image",
+    "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()},
+}
+"""How PNG travels: an inline base64 image block."""
 OK = json_reply(200, message_body([{"type": "text", "text": "ok"}]))
 
 
@@ -59,14 +64,7 @@ async def test_system_user_text_and_image_headers_and_default_max_tokens(
                 "role": "user",
                 "content": [
                     {"type": "text", "text": "What is this?"},
-                    {
-                        "type": "image",
-                        "source": {
-                            "type": "base64",
-                            "media_type": "image/png",
-                            "data": base64.b64encode(PNG).decode(),
-                        },
-                    },
+                    PNG_BLOCK,
                 ],
             }
         ],
@@ -156,14 +154,6 @@ async def test_tool_history_groups_results_into_one_user_turn_with_images_inside
         {"type": "tool_use", "id": "toolu_A", "name": "get_weather", "input": {"city": "Paris"}},
         {"type": "tool_use", "id": "toolu_B", "name": "render", "input": {}},
     ]
-    image = {
-        "type": "image",
-        "source": {
-            "type": "base64",
-            "media_type": "image/png",
-            "data": base64.b64encode(PNG).decode(),
-        },
-    }
     assert messages[2]["content"] == [
         {
             "type": "tool_result",
@@ -173,7 +163,7 @@ async def test_tool_history_groups_results_into_one_user_turn_with_images_inside
         {
             "type": "tool_result",
             "tool_use_id": "toolu_B",
-            "content": [{"type": "text", "text": "blank frame"}, image],
+            "content": [{"type": "text", "text": "blank frame"}, PNG_BLOCK],
             "is_error": True,
         },
         {"type": "text", "text": "Be brief."},
