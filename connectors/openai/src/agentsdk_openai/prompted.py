@@ -26,7 +26,7 @@ __all__ = ["parse_tool_calls", "render_tool_calls", "tool_prompt"]
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCED = re.compile(r"```(?:json|JSON|tool_call)?\s*\n?(.*?)```", re.DOTALL)
 _NAME = re.compile(r'"name"\s*:\s*"([^"]+)"')
-_ARGUMENTS = re.compile(r'"(?:arguments|parameters)"\s*:\s*(.*)\}\s*$', re.DOTALL)
+_ARGUMENTS = re.compile(r'"(?:arguments|parameters)"\s*:\s*(.*)$', re.DOTALL)
 
 
 def tool_prompt(tools: Sequence[ToolSpec], tool_choice: str | None) -> str:
@@ -92,6 +92,8 @@ def _broken_call(text: str) -> ToolCallPart | None:
         return None
     args = _ARGUMENTS.search(text)
     raw = args.group(1).strip() if args else text
+    if raw.endswith("}") and raw.count("}") > raw.count("{"):
+        raw = raw[:-1].rstrip()  # the closing brace of the outer call object
     return ToolCallPart(name=name.group(1), arguments={}, raw_arguments=raw)
 
 
