@@ -252,3 +252,21 @@ async def test_eevee_renders(toolkit: BlenderToolkit) -> None:
     assert not outcome.is_error, outcome.text
     assert json.loads(outcome.text)["engine"] == "BLENDER_EEVEE"
     assert is_red(centre_pixel(outcome.images[0]))
+
+
+async def test_validate_what_the_agent_built(toolkit: BlenderToolkit) -> None:
+    await toolkit.connection.call("reset", None, ResetResult)
+    # A 1 m crate standing on the ground, origin at the bottom centre.
+    await ok(toolkit, "create_primitive", kind="cube", name="Crate", size=1.0, location=[0, 0, 0.5])
+    await ok(
+        toolkit, "add_modifier", name="Crate", kind="bevel", width=0.05, segments=2, apply=True
+    )
+    await ok(toolkit, "export_asset", path="crate.glb")
+    spec = {"max_triangles": 500, "expected_dimensions_m": [1, 1, 1], "require_watertight": True}
+    good = await ok(toolkit, "validate_asset", path="crate.glb", origin="bottom_center", **spec)
+    assert good["ok"] and good["watertight"] and good["dimensions_m"] == pytest.approx([1, 1, 1])
+    await ok(toolkit, "set_transform", name="Crate", scale=[100, 100, 100], location=[0, 0, 50])
+    await ok(toolkit, "export_asset", path="crate_cm.glb")
+    wrong = await ok(toolkit, "validate_asset", path="crate_cm.glb", **spec)
+    assert not wrong["ok"]
+    assert [i["code"] for i in wrong["issues"]] == ["dimensions"] * 3

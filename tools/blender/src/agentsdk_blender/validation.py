@@ -164,7 +164,10 @@ def _validate(source: Path, spec: AssetSpec) -> AssetReport:
     bottom_centre[up_index] = low[up_index]
     dimensions = high - low
     checked = issues + _check(spec, meshes, triangles, dimensions, low, high, up_index, facts)
-    report_issues = list({i.message: i for i in checked}.values())  # drop repeats
+    report_issues: list[Issue] = []
+    for issue in checked:  # one finding reached by two routes is reported once
+        if all(issue.message != seen.message for seen in report_issues):
+            report_issues.append(issue)
     return AssetReport(
         path=str(source),
         format=fmt,
