@@ -113,11 +113,13 @@ class _ImageBudget:
 
 
 def _profile(model: Model | Tiers) -> ModelProfile:
+    """The capabilities every model that may serve a turn has."""
     if isinstance(model, Tiers):
         fast, std = model.model("fast").profile, model.model("standard").profile
         return ModelProfile(
             images_in_tool_results=fast.images_in_tool_results and std.images_in_tool_results,
             image_input=fast.image_input and std.image_input,
+            json_schema_output=fast.json_schema_output and std.json_schema_output,
         )
     return model.profile
 
