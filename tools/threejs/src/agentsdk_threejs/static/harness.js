@@ -13,6 +13,7 @@ const MAX_TEXT = 2000;
 
 const state = {
   scene: null,
+  retired: null,
   camera: null,
   renderer: null,
   webglError: null,
@@ -102,8 +103,11 @@ function disposeScene(scene) {
   });
 }
 
+// The old scene is disposed only after the next render: its shader programs are then
+// still alive for new materials with the same parameters (a recompile costs ~10x a render).
 function resetScene() {
-  disposeScene(state.scene);
+  disposeScene(state.retired);
+  state.retired = state.scene;
   state.scene = new THREE.Scene();
   state.camera = newCamera(1);
   state.vars = {};
@@ -275,6 +279,8 @@ function addon(path) {
 }
 
 function result(frames, started) {
+  disposeScene(state.retired);
+  state.retired = null;
   return {
     errors: state.errors,
     log: state.log,
