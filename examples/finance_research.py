@@ -16,7 +16,7 @@ from pathlib import Path
 from agentsdk.testing import FunctionModel
 from agentsdk_finance import FinanceToolkit
 
-from agentsdk import Agent, ModelRequest, ToolCallPart
+from agentsdk import Agent, ModelRequest, TextPart, ToolCallPart, ToolResultPart
 
 QUESTION = (
     "Compare AAPL, MSFT and IBM from 2000 to 2013: which did best, how risky was each, "
@@ -27,6 +27,10 @@ INSTRUCTIONS = (
     "the source of each figure. Finish with a short plain-text answer."
 )
 TICKERS, START, END = "AAPL,MSFT,IBM", "2000", "2013"
+
+
+def _text(result: ToolResultPart) -> str:
+    return "".join(p.text for p in result.parts if isinstance(p, TextPart))
 
 
 def planner(request: ModelRequest) -> ToolCallPart | str:
@@ -51,8 +55,8 @@ def planner(request: ModelRequest) -> ToolCallPart | str:
                 "risk_free_rate": 0.02,
             },
         )
-    report = json.loads(results[-1].parts[0].text)  # type: ignore[union-attr]
-    comparison = json.loads(results[0].parts[0].text)  # type: ignore[union-attr]
+    report = json.loads(_text(results[-1]))
+    comparison = json.loads(_text(results[0]))
     lines = [
         f"Best: {comparison['best']}; worst: {comparison['worst']} ({comparison['start']} to {comparison['end']})."
     ]

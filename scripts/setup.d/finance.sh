@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for attempt in 1 2 3; do
-  if uv run --no-sync python -m agentsdk_finance.sampledata; then
+  if uv run --no-sync python -m agentsdk_finance; then
     exit 0
   fi
   echo "finance sample data: attempt $attempt failed, retrying" >&2

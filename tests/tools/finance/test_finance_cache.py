@@ -82,7 +82,7 @@ def test_corrupt_entry_is_refetched(tmp_path: Path, sample: SampleDataProvider) 
     with sqlite3.connect(db) as conn:
         import hashlib
 
-        bad = b"AAPL\n1d\n{not json}\n{}"
+        bad = b'{"symbol": "AAPL"}\nnot numpy arrays'
         conn.execute(
             "UPDATE entries SET payload = ?, checksum = ?", (bad, hashlib.sha256(bad).hexdigest())
         )

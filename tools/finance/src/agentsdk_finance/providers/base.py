@@ -47,7 +47,8 @@ def parse_day(value: str | date | None, what: str) -> date | None:
     if isinstance(value, date):
         return value
     try:
-        return pd.Timestamp(value).date()
+        parsed: date = pd.Timestamp(value).date()
+        return parsed
     except (ValueError, TypeError):
         raise MarketDataError(
             "invalid_params", f"{what} {value!r} is not a date; use YYYY-MM-DD"
@@ -109,7 +110,7 @@ def slice_daily(
         agg = {"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"}
         if "adj_close" in part.columns:
             agg["adj_close"] = "last"
-        part = part.resample(rule).agg(agg).dropna(subset=["close"])  # type: ignore[arg-type]
+        part = part.resample(rule).agg(agg).dropna(subset=["close"])
     first_day, last_day = part.index[0].date(), part.index[-1].date()
     prov = provenance.model_copy(update={"period": f"{first_day}..{last_day}", "as_of": last_day})
     return PriceHistory(symbol=symbol, interval=interval, frame=part, provenance=prov)

@@ -34,7 +34,7 @@ class CsvProvider:
     """
 
     name = "csv"
-    intervals = tuple(DAILY_RESAMPLE_RULES)
+    intervals: tuple[str, ...] = tuple(DAILY_RESAMPLE_RULES)
 
     def __init__(
         self,

@@ -41,7 +41,7 @@ class SampleDataProvider:
     """
 
     name = "sample"
-    intervals = tuple(DAILY_RESAMPLE_RULES)
+    intervals: tuple[str, ...] = tuple(DAILY_RESAMPLE_RULES)
 
     def __init__(self, files: SampleDataFiles | None = None) -> None:
         self._files = files if files is not None else cached_sample_files()
@@ -136,7 +136,7 @@ class SampleDataProvider:
         if self._files is None:
             raise MarketDataError(
                 "no_data",
-                "Apple's XBRL filing is not in the cache; run python -m agentsdk_finance.sampledata",
+                "Apple's XBRL filing is not in the cache; run python -m agentsdk_finance",
                 symbol=sym,
                 provider=self.name,
             )

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -53,6 +53,7 @@ _NETWORK_HINTS = (
 )
 # yfinance keeps one process-wide session and cookie jar: serialise calls.
 _YF_LOCK = threading.Lock()
+T = TypeVar("T")
 
 
 class RateLimiter:
@@ -191,7 +192,7 @@ class YFinanceProvider:
     """
 
     name = "yfinance"
-    intervals = YAHOO_INTERVALS
+    intervals: tuple[str, ...] = YAHOO_INTERVALS
 
     def __init__(
         self,
@@ -220,7 +221,7 @@ class YFinanceProvider:
         """Yahoo has no offline list."""
         return []
 
-    def _with_retries(self, symbol: str, fetch: Callable[[], Any]) -> Any:
+    def _with_retries(self, symbol: str, fetch: Callable[[], T]) -> T:
         for attempt in range(self.max_retries + 1):
             self.rate_limiter.wait()
             self.attempts += 1
