@@ -27,6 +27,8 @@ def test_godot_game_example(tmp_path: Path) -> None:
     assert any(line.startswith("run_project: ok:") for line in lines)
     assert "failed at res://bounce.gd:7" in lines[-1]
     picture = PILImage.open(project / "screenshot.png").convert("RGB")
-    red = sum(1 for r, g, b in picture.getdata() if r > 150 and g < 80 and b < 80)
+    raw = picture.tobytes()
+    pixels = zip(raw[0::3], raw[1::3], raw[2::3], strict=True)
+    red = sum(1 for r, g, b in pixels if r > 150 and g < 80 and b < 80)
     assert red > 0.02 * picture.width * picture.height  # the red ball is in view
     assert not (project / "addons").exists()

@@ -147,3 +147,17 @@ def test_sub_resources_are_written_before_their_users() -> None:
     scene.sub_resource(mesh).properties["material"] = material
     text = scene.to_text()
     assert text.index('type="SpatialMaterial" id=2') < text.index('type="CubeMesh" id=1')
+
+
+def test_godot4_helper_scripts_are_gdscript2() -> None:
+    four, three = dialect_for(4), dialect_for(3)
+    assert "TCPServer.new()" in four.helper_script("bridge.gd")
+    assert "func _initialize()" in four.helper_script("harness.gd")
+    assert "TCP_Server.new()" in three.helper_script("bridge.gd")
+    assert four.game_argv("godot", Path("/p"), debug=True) == [
+        "godot",
+        "--headless",
+        "--path",
+        "/p",
+        "--debug",
+    ]

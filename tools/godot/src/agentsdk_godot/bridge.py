@@ -188,7 +188,7 @@ class GameSession:
                     self.height,
                 )
             else:
-                argv = [self.engine.server, "--path", str(self.project.path), "-d"]
+                argv = dialect.game_argv(self.engine.server, self.project.path, debug=True)
             env = self.engine.env(
                 {
                     "AGENTSDK_GODOT_BRIDGE_PORT": str(self.port),

@@ -96,13 +96,14 @@ class GodotEngine:
         *,
         isolate_user_data: bool = True,
     ):
-        self.server = server or os.environ.get("GODOT_BIN") or _which(_SERVER_NAMES)
+        found = server or os.environ.get("GODOT_BIN") or _which(_SERVER_NAMES)
         self.runner = runner or os.environ.get("GODOT_RUNNER_BIN") or _which(_RUNNER_NAMES)
-        if not self.server:
+        if not found:
             raise GodotNotFoundError(
                 "no Godot binary found: install `godot3-server godot3-runner` (apt) "
                 "or set GODOT_BIN to a Godot 3/4 executable"
             )
+        self.server: str = found
         self._version: GodotVersion | None = None
         self._home = Path(tempfile.mkdtemp(prefix="agentsdk-godot-home-"))
         self.isolate_user_data = isolate_user_data

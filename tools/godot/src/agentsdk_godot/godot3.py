@@ -64,6 +64,16 @@ class Godot3Dialect(GodotDialect):
         argv += ["--audio-driver", "Dummy", *(["-d"] if debug else [])]
         return [*argv, "-s", str(script)] if script else argv
 
+    def game_argv(self, binary: str, project: Path, *, debug: bool) -> list[str]:
+        return [
+            binary,
+            "--path",
+            str(project),
+            "--audio-driver",
+            "Dummy",
+            *(["-d"] if debug else []),
+        ]
+
     def check_argv(self, binary: str, project: Path, script_res_path: str) -> list[str]:
         return [binary, "--path", str(project), "--check-only", "-s", script_res_path]
 

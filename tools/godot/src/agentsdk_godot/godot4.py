@@ -68,6 +68,9 @@ class Godot4Dialect(GodotDialect):
         argv += ["--debug"] if debug else []
         return [*argv, "--script", str(script)] if script else argv
 
+    def game_argv(self, binary: str, project: Path, *, debug: bool) -> list[str]:
+        return [binary, "--headless", "--path", str(project), *(["--debug"] if debug else [])]
+
     def check_argv(self, binary: str, project: Path, script_res_path: str) -> list[str]:
         return [
             binary,

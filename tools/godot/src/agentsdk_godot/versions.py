@@ -79,6 +79,10 @@ class GodotDialect(ABC):
         """Run with a window (screenshots); the caller wraps it in a virtual display."""
 
     @abstractmethod
+    def game_argv(self, binary: str, project: Path, *, debug: bool) -> list[str]:
+        """Run the project's main scene headless (no rendering)."""
+
+    @abstractmethod
     def check_argv(self, binary: str, project: Path, script_res_path: str) -> list[str]:
         """Parse one GDScript file and exit (non-zero on a parse error)."""
 
