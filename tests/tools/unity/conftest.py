@@ -34,7 +34,9 @@ def stub_editor_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, d
 
 
 @pytest.fixture
-def stub_editor(stub_editor_build: tuple[Path, dict[str, str]], tmp_path: Path) -> Iterator[MonoHost]:
+def stub_editor(
+    stub_editor_build: tuple[Path, dict[str, str]], tmp_path: Path
+) -> Iterator[MonoHost]:
     """The real Unity handlers running on the behavioural stubs under mono, for a fresh project."""
     host = start_stub_editor(stub_editor_build[0], tmp_path / "Project")
     yield host

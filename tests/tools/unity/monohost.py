@@ -25,13 +25,23 @@ def require(binary: str) -> str:
     """The binary's path; a missing engine fails loudly (CI installs it via scripts/setup.d/unity.sh)."""
     found = shutil.which(binary)
     if found is None:
-        raise RuntimeError(f"'{binary}' is not installed: run scripts/setup.d/unity.sh (apt mono-mcs mono-runtime)")
+        raise RuntimeError(
+            f"'{binary}' is not installed: run scripts/setup.d/unity.sh (apt mono-mcs mono-runtime)"
+        )
     return found
 
 
-def mcs(out: Path, sources: list[Path], *, target: str = "library", references: tuple[Path, ...] = ()) -> str:
+def mcs(
+    out: Path, sources: list[Path], *, target: str = "library", references: tuple[Path, ...] = ()
+) -> str:
     """Runs mcs; returns its output (warnings included); raises with the output on failure."""
-    argv = [require("mcs"), f"-target:{target}", f"-out:{out}", *(f"-r:{r}" for r in references), *map(str, sources)]
+    argv = [
+        require("mcs"),
+        f"-target:{target}",
+        f"-out:{out}",
+        *(f"-r:{r}" for r in references),
+        *map(str, sources),
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"mcs failed to build {out.name}:\n{done.stdout}\n{done.stderr}")
@@ -64,14 +74,18 @@ def build_stub_editor(out_dir: Path) -> dict[str, str]:
     }
     output[handlers.name] = mcs(handlers, UNITY_SOURCES, references=(engine, editor, runner, core))
     exe = out_dir / "stub-editor.exe"
-    output[exe.name] = mcs(exe, STUB_EDITOR_SOURCES, target="exe", references=(engine, editor, core, handlers))
+    output[exe.name] = mcs(
+        exe, STUB_EDITOR_SOURCES, target="exe", references=(engine, editor, core, handlers)
+    )
     return output
 
 
 class MonoHost:
     """A running bridge core (mono host.exe) with its bridge folder; lives as long as its stdin."""
 
-    def __init__(self, exe: Path, bridge_dir: Path, *args: str, project: Path | None = None) -> None:
+    def __init__(
+        self, exe: Path, bridge_dir: Path, *args: str, project: Path | None = None
+    ) -> None:
         self.bridge_dir = bridge_dir
         env = {"LANG": "C.UTF-8"}
         where = ["--project", str(project)] if project else ["--dir", str(bridge_dir)]

@@ -17,10 +17,16 @@ from .monohost import MonoHost
 pytestmark = pytest.mark.anyio
 
 
-def raw_connect(host: MonoHost, token: str | None = None) -> tuple[socket.socket, dict[str, object]]:
+def raw_connect(
+    host: MonoHost, token: str | None = None
+) -> tuple[socket.socket, dict[str, object]]:
     """A plain socket that has done the hello line; returns the handshake answer too."""
     sock = socket.create_connection(("127.0.0.1", host.port), timeout=10)
-    hello = {"protocol": 1, "token": token if token is not None else host.token(), "client": "raw-test"}
+    hello = {
+        "protocol": 1,
+        "token": token if token is not None else host.token(),
+        "client": "raw-test",
+    }
     sock.sendall(json.dumps(hello).encode() + b"\n")
     line = b""
     while not line.endswith(b"\n"):
@@ -54,14 +60,19 @@ async def test_handshake_reports_protocol_and_capabilities(mono_host: MonoHost) 
         assert welcome.protocol == 1
         assert welcome.state == "ready"
         assert {"journal", "echo", "slow", "large"} <= set(welcome.capabilities)
-        assert await bridge.request("echo", {"text": "héllo ✓", "n": 3}) == {"text": "héllo ✓", "n": 3}
+        assert await bridge.request("echo", {"text": "héllo ✓", "n": 3}) == {
+            "text": "héllo ✓",
+            "n": 3,
+        }
 
 
 async def test_listens_on_loopback_only(mono_host: MonoHost) -> None:
     with open("/proc/net/tcp") as table:
         rows = [line.split() for line in table.read().splitlines()[1:]]
-    listening = [r[1] for r in rows if r[3] == "0A" and int(r[1].split(":")[1], 16) == mono_host.port]
-    assert listening == ["0100007F:%04X" % mono_host.port]
+    listening = [
+        r[1] for r in rows if r[3] == "0A" and int(r[1].split(":")[1], 16) == mono_host.port
+    ]
+    assert listening == [f"0100007F:{mono_host.port:04X}"]
 
 
 async def test_wrong_token_is_refused_and_server_keeps_serving(mono_host: MonoHost) -> None:
@@ -89,7 +100,9 @@ async def test_large_frames_both_ways(mono_host: MonoHost) -> None:
         assert isinstance(data, str) and len(data) == 8_000_000 and data[:3] == "abc"
 
 
-async def test_malformed_frames_are_rejected_without_killing_the_server(mono_host: MonoHost) -> None:
+async def test_malformed_frames_are_rejected_without_killing_the_server(
+    mono_host: MonoHost,
+) -> None:
     sock, answer = raw_connect(mono_host)
     assert answer["type"] == "welcome"
     for bad in (b"{not json", b"\xff\xfe\x00", b"[1, 2, 3]", b'{"a": ' * 200 + b"1" + b"}" * 200):
@@ -134,7 +147,9 @@ async def test_concurrent_requests_share_one_connection(mono_host: MonoHost) -> 
 
         async def one(i: int) -> None:
             command = "slow" if i % 2 else "echo"
-            results[i] = await bridge.request(command, {"seconds": 0.5, "tag": f"t{i}"} if i % 2 else {"i": i})
+            results[i] = await bridge.request(
+                command, {"seconds": 0.5, "tag": f"t{i}"} if i % 2 else {"i": i}
+            )
 
         async with anyio.create_task_group() as group:
             for i in range(12):
@@ -223,13 +238,19 @@ async def test_disconnect_mid_command_is_recovered_from_the_journal(mono_host: M
         tg.cancel_scope.cancel()
     assert result == {"slept": 1.2, "tag": "journal"}
     assert connections >= 2, "the client must have reconnected"
-    assert isinstance(counts, dict) and counts["slow"] == 1, "the command ran once; the answer came from the journal"
+    assert isinstance(counts, dict) and counts["slow"] == 1, (
+        "the command ran once; the answer came from the journal"
+    )
 
 
-async def test_response_lost_in_a_reload_comes_back_from_the_disk_journal(mono_host: MonoHost) -> None:
+async def test_response_lost_in_a_reload_comes_back_from_the_disk_journal(
+    mono_host: MonoHost,
+) -> None:
     async with UnityBridge(mono_host.settings()) as bridge:
         first_session = bridge.welcome.session if bridge.welcome else ""
-        result = await bridge.request("host.reload_after", {"value": {"answer": 42}, "seconds": 1.0})
+        result = await bridge.request(
+            "host.reload_after", {"value": {"answer": 42}, "seconds": 1.0}
+        )
         assert result == {"value": {"answer": 42}}
         assert bridge.welcome is not None and bridge.welcome.session != first_session
         counts = await bridge.request("host.counts")

@@ -103,6 +103,12 @@ namespace UnityEngine
         }
 
         internal void RemoveChild(Transform child) => _children.Remove(child);
+
+        public void Rotate(float xAngle, float yAngle, float zAngle)
+        {
+            Vector3 e = localEulerAngles;
+            localEulerAngles = new Vector3(e.x + xAngle, e.y + yAngle, e.z + zAngle);
+        }
     }
 
     public struct Vector3
@@ -193,6 +199,11 @@ namespace UnityEngine
                     }
             }
         }
+    }
+
+    public static class Time
+    {
+        public static float deltaTime => 1f / 60f;
     }
 
     public enum LogType { Error = 0, Assert = 1, Warning = 2, Log = 3, Exception = 4 }

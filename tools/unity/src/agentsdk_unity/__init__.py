@@ -4,6 +4,7 @@ from .bridge import UnityBridge
 from .csharp import CSharpCheck, CSharpCompilerMissingError, CSharpDiagnostic, check_csharp
 from .errors import BridgeAuthError, BridgeUnavailableError, UnityBridgeError
 from .settings import BridgeSettings, BridgeStatus
+from .toolkit import ScriptWriteReport, UnityToolkit
 
 __all__ = [
     "BridgeAuthError",
@@ -13,7 +14,9 @@ __all__ = [
     "CSharpCheck",
     "CSharpCompilerMissingError",
     "CSharpDiagnostic",
+    "ScriptWriteReport",
     "UnityBridge",
     "UnityBridgeError",
+    "UnityToolkit",
     "check_csharp",
 ]

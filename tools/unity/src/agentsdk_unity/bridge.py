@@ -86,7 +86,9 @@ class _Connection:
             raise UnityBridgeError("frame_too_large", str(exc)) from exc
         except ValidationError as exc:
             await self.close()
-            raise UnityBridgeError("protocol_error", f"unreadable frame from the bridge: {exc}") from exc
+            raise UnityBridgeError(
+                "protocol_error", f"unreadable frame from the bridge: {exc}"
+            ) from exc
         if response.id is None:
             # A connection-level complaint about a frame we sent; the server closes if it cannot go on.
             return
@@ -108,7 +110,9 @@ class UnityBridge:
             info = await bridge.request("gameobject.create", {"name": "Cube", "primitive": "cube"})
     """
 
-    def __init__(self, settings: BridgeSettings | None = None, *, client_name: str = "agentsdk-unity") -> None:
+    def __init__(
+        self, settings: BridgeSettings | None = None, *, client_name: str = "agentsdk-unity"
+    ) -> None:
         self.settings = settings or BridgeSettings()
         self.client_name = client_name
         self._connection: _Connection | None = None
@@ -162,7 +166,10 @@ class UnityBridge:
         frame = encode_request(request_id, command, args or {})
         limit = self._welcome.max_frame_bytes if self._welcome else self.settings.max_frame_bytes
         if len(frame) - 8 > limit:
-            raise UnityBridgeError("frame_too_large", f"request of {len(frame) - 8} bytes exceeds the bridge limit of {limit}")
+            raise UnityBridgeError(
+                "frame_too_large",
+                f"request of {len(frame) - 8} bytes exceeds the bridge limit of {limit}",
+            )
         budget = self.settings.request_timeout if timeout is None else timeout
         deadline = anyio.current_time() + budget
         maybe_received = False
@@ -201,10 +208,14 @@ class UnityBridge:
                 continue
             raise UnityBridgeError(error.code, error.message, retryable=error.retryable)
 
-    async def _journal_lookup(self, connection: _Connection, request_id: str) -> BridgeResponse | None:
+    async def _journal_lookup(
+        self, connection: _Connection, request_id: str
+    ) -> BridgeResponse | None:
         """The response the editor journaled for a request whose answer we lost, if it finished."""
         lookup_id = uuid.uuid4().hex
-        await connection.send(encode_request(lookup_id, "bridge.result", {"request_id": request_id}))
+        await connection.send(
+            encode_request(lookup_id, "bridge.result", {"request_id": request_id})
+        )
         answer = await connection.wait_for(lookup_id)
         if not answer.ok or answer.result is None:
             return None
@@ -279,7 +290,9 @@ class UnityBridge:
             try:
                 refusal = HandshakeRefusal.model_validate_json(line)
             except ValidationError:
-                raise UnityBridgeError("protocol_error", f"not an agentsdk bridge on port {port}") from None
+                raise UnityBridgeError(
+                    "protocol_error", f"not an agentsdk bridge on port {port}"
+                ) from None
             raise BridgeAuthError(refusal.error.code, refusal.error.message) from None
         reader.max_frame_bytes = self.settings.max_frame_bytes
         return _Connection(stream, reader, welcome)

@@ -37,7 +37,9 @@ class CSharpDiagnostic(BaseModel):
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}({self.line},{self.column}): {self.severity} {self.code}: {self.message}"
+        return (
+            f"{self.file}({self.line},{self.column}): {self.severity} {self.code}: {self.message}"
+        )
 
 
 class CSharpCheck(BaseModel):
@@ -67,7 +69,9 @@ def find_mcs() -> str:
     return found
 
 
-def parse_diagnostics(output: str, *, rename: dict[str, str] | None = None) -> list[CSharpDiagnostic]:
+def parse_diagnostics(
+    output: str, *, rename: dict[str, str] | None = None
+) -> list[CSharpDiagnostic]:
     """Compiler messages from mcs output, de-duplicated, in order."""
     seen: set[str] = set()
     found: list[CSharpDiagnostic] = []
@@ -82,7 +86,7 @@ def parse_diagnostics(output: str, *, rename: dict[str, str] | None = None) -> l
                 file=(rename or {}).get(file, file),
                 line=int(match["line"]),
                 column=int(match["column"]),
-                severity=match["severity"],  # type: ignore[arg-type]
+                severity=match["severity"],
                 code=match["code"],
                 message=match["message"],
             )
@@ -91,7 +95,7 @@ def parse_diagnostics(output: str, *, rename: dict[str, str] | None = None) -> l
                 file="",
                 line=0,
                 column=0,
-                severity=glob["severity"],  # type: ignore[arg-type]
+                severity=glob["severity"],
                 code=glob["code"],
                 message=glob["message"],
             )
@@ -131,12 +135,18 @@ async def compile_csharp(
 ) -> CSharpCheck:
     """Compiles files with mcs into ``output`` and returns its diagnostics."""
     argv = [find_mcs(), f"-target:{target}", f"-out:{output}", *(f"-r:{r}" for r in references)]
-    result = await run_process([*argv, *map(str, sources)], timeout=timeout, env={"LANG": "C.UTF-8"})
+    result = await run_process(
+        [*argv, *map(str, sources)], timeout=timeout, env={"LANG": "C.UTF-8"}
+    )
     diagnostics = parse_diagnostics(result.stdout + "\n" + result.stderr)
     ok = result.returncode == 0 and not any(d.severity == "error" for d in diagnostics)
     if result.returncode != 0 and not diagnostics:
         message = (result.stderr or result.stdout).strip() or f"mcs exited with {result.returncode}"
-        diagnostics = [CSharpDiagnostic(file="", line=0, column=0, severity="error", code="mcs", message=message)]
+        diagnostics = [
+            CSharpDiagnostic(
+                file="", line=0, column=0, severity="error", code="mcs", message=message
+            )
+        ]
     return CSharpCheck(ok=ok, mode="compile", diagnostics=diagnostics)
 
 
@@ -160,7 +170,13 @@ async def check_csharp(
         path = Path(tmp) / name
         path.write_text(source, encoding="utf-8")
         if references:
-            argv = [mcs, "-target:library", f"-out:{Path(tmp) / 'check.dll'}", *(f"-r:{r}" for r in references), name]
+            argv = [
+                mcs,
+                "-target:library",
+                f"-out:{Path(tmp) / 'check.dll'}",
+                *(f"-r:{r}" for r in references),
+                name,
+            ]
             mode: Literal["syntax", "compile"] = "compile"
         else:
             argv = [mcs, "--parse", name]
@@ -168,8 +184,16 @@ async def check_csharp(
         result = await run_process(argv, cwd=tmp, timeout=timeout, env={"LANG": "C.UTF-8"})
     diagnostics = parse_diagnostics(result.stdout + "\n" + result.stderr, rename={name: file_name})
     lines = source.splitlines()
-    diagnostics = [_point_at_missing_token(d, lines) if d.file == file_name else d for d in diagnostics]
+    diagnostics = [
+        _point_at_missing_token(d, lines) if d.file == file_name else d for d in diagnostics
+    ]
     if result.returncode != 0 and not any(d.severity == "error" for d in diagnostics):
         message = (result.stderr or result.stdout).strip() or f"mcs exited with {result.returncode}"
-        diagnostics.append(CSharpDiagnostic(file=file_name, line=0, column=0, severity="error", code="mcs", message=message))
-    return CSharpCheck(ok=not any(d.severity == "error" for d in diagnostics), mode=mode, diagnostics=diagnostics)
+        diagnostics.append(
+            CSharpDiagnostic(
+                file=file_name, line=0, column=0, severity="error", code="mcs", message=message
+            )
+        )
+    return CSharpCheck(
+        ok=not any(d.severity == "error" for d in diagnostics), mode=mode, diagnostics=diagnostics
+    )

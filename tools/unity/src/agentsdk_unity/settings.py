@@ -94,7 +94,9 @@ class BridgeSettings(BaseModel):
     def endpoint(self) -> tuple[int, str]:
         """Port and token, re-read each time: an editor restart may pick a new port."""
         port = self.port or _int_env("AGENTSDK_UNITY_PORT")
-        token = self.token.get_secret_value() if self.token else os.environ.get("AGENTSDK_UNITY_TOKEN")
+        token = (
+            self.token.get_secret_value() if self.token else os.environ.get("AGENTSDK_UNITY_TOKEN")
+        )
         if port is None or not token:
             folder = self.folder()
             path = folder / "connection.json" if folder else None

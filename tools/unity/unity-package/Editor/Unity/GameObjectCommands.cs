@@ -186,10 +186,10 @@ namespace AgentSdk.Unity.Bridge.Editor
                     int i = property.enumValueIndex;
                     return i >= 0 && i < property.enumNames.Length ? (object)property.enumNames[i] : i;
                 case SerializedPropertyType.Vector3: return SceneObjects.Vector(property.vector3Value);
-                case SerializedPropertyType.Vector2: return new List<object> { (double)property.vector2Value.x, (double)property.vector2Value.y };
+                case SerializedPropertyType.Vector2: return new List<object> { SceneObjects.Number(property.vector2Value.x), SceneObjects.Number(property.vector2Value.y) };
                 case SerializedPropertyType.Color:
                     Color c = property.colorValue;
-                    return new List<object> { (double)c.r, (double)c.g, (double)c.b, (double)c.a };
+                    return new List<object> { SceneObjects.Number(c.r), SceneObjects.Number(c.g), SceneObjects.Number(c.b), SceneObjects.Number(c.a) };
                 case SerializedPropertyType.ObjectReference:
                     return property.objectReferenceValue == null ? null : property.objectReferenceValue.name;
                 default: return property.propertyType.ToString();

@@ -1,6 +1,7 @@
 // Finding GameObjects by hierarchy path and describing them as JSON-able dictionaries.
 using System;
 using System.Collections.Generic;
+using System.Globalization;
 using System.Linq;
 using UnityEngine;
 using UnityEngine.SceneManagement;
@@ -52,7 +53,13 @@ namespace AgentSdk.Unity.Bridge.Editor
             return string.Join("/", parts);
         }
 
-        public static List<object> Vector(Vector3 v) => new List<object> { (double)v.x, (double)v.y, (double)v.z };
+        /// <summary>A float as the shortest double that prints the same (0.2f becomes 0.2, not 0.2000000029).</summary>
+        public static double Number(float value)
+        {
+            return double.Parse(value.ToString("R", CultureInfo.InvariantCulture), CultureInfo.InvariantCulture);
+        }
+
+        public static List<object> Vector(Vector3 v) => new List<object> { Number(v.x), Number(v.y), Number(v.z) };
 
         public static Vector3 ToVector3(double[] xyz) => new Vector3((float)xyz[0], (float)xyz[1], (float)xyz[2]);
 

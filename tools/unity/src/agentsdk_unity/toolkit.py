@@ -1,0 +1,400 @@
+"""UnityToolkit: typed tools over the Unity bridge commands."""
+
+from __future__ import annotations
+
+import base64
+from typing import Annotated, Literal, TypeVar
+
+import anyio
+from pydantic import BaseModel, Field, JsonValue
+
+from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
+
+from .bridge import UnityBridge
+from .csharp import CSharpCompilerMissingError, check_csharp
+from .errors import UnityBridgeError
+from .results import (
+    CompileReport,
+    ConsoleLogs,
+    EditModeTestRun,
+    FieldValue,
+    GameObjectInfo,
+    GameObjectMatches,
+    PlayModeStatus,
+    PrefabSaved,
+    SceneInfo,
+    Screenshot,
+    ScriptContent,
+    ScriptWrite,
+)
+from .settings import BridgeSettings
+
+Vector3 = Annotated[list[float], Field(min_length=3, max_length=3, description="[x, y, z]")]
+Primitive = Literal["Cube", "Sphere", "Capsule", "Cylinder", "Plane", "Quad"]
+FieldInput = bool | int | float | str | list[float] | None
+
+# Error codes that describe something the model asked for and can correct.
+_MODEL_FIXABLE = frozenset({"not_found", "invalid_args", "precondition_failed", "unknown_command"})
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+class ScriptWriteReport(BaseModel):
+    """What write_script did: the file's new hash and, when waited for, the compilation outcome."""
+
+    write: ScriptWrite
+    syntax_checked: bool
+    compile: CompileReport | None = None
+    note: str = ""
+
+
+class UnityToolkit(Toolkit):
+    """Drive a live Unity Editor: C# scripts, GameObjects, scenes, play mode, EditMode tests, screenshots.
+
+    Works with the com.agentsdk.unity-bridge package inside the editor. Connects lazily on the
+    first tool call, from ``settings`` (default: env vars, then the project's
+    Library/AgentSdkBridge/connection.json), so ``UnityToolkit()`` needs no arguments.
+    """
+
+    name = "unity"
+
+    def __init__(
+        self,
+        bridge: UnityBridge | None = None,
+        *,
+        settings: BridgeSettings | None = None,
+        check_scripts: bool = True,
+        compile_timeout: float = 180.0,
+        prefix: str | None = None,
+    ) -> None:
+        super().__init__(prefix=prefix)
+        self.bridge = bridge or UnityBridge(settings)
+        self.check_scripts = check_scripts
+        self.compile_timeout = compile_timeout
+
+    async def close(self) -> None:
+        """Closes the connection to the editor (the editor keeps running). Idempotent."""
+        await self.bridge.aclose()
+
+    async def _call(
+        self,
+        result_type: type[ResultT],
+        command: str,
+        args: dict[str, JsonValue] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> ResultT:
+        try:
+            raw = await self.bridge.request(
+                command, {k: v for k, v in (args or {}).items() if v is not None}, timeout=timeout
+            )
+        except UnityBridgeError as exc:
+            if exc.code in _MODEL_FIXABLE:
+                raise ToolError(f"{command} failed ({exc.code}): {exc.message}") from None
+            raise
+        return result_type.model_validate(raw)
+
+    # ---------- scripts
+
+    @tool
+    async def check_script(self, source: str, file_name: str = "Script.cs") -> str:
+        """Check C# source for syntax errors (Mono's mcs) without touching the editor.
+
+        Args:
+            source: The full C# file.
+            file_name: Name used in the diagnostics.
+        """
+        result = await check_csharp(source, file_name=file_name)
+        if not result.ok:
+            raise ToolError("C# syntax errors:\n" + result.report())
+        return result.report()
+
+    @tool
+    async def write_script(
+        self,
+        path: str,
+        content: str,
+        expected_hash: str | None = None,
+        wait_for_compile: bool = True,
+    ) -> ScriptWriteReport:
+        """Create or replace a C# script under Assets/ and wait for Unity to compile it.
+
+        Args:
+            path: Asset path such as Assets/Scripts/Spinner.cs.
+            content: The whole file.
+            expected_hash: The hash you got when you last read or wrote this file; the write is refused
+                if the file changed since. Use "" to require that the file does not exist yet.
+            wait_for_compile: Wait for the compilation and report its errors.
+        """
+        checked = False
+        note = ""
+        if self.check_scripts:
+            try:
+                syntax = await check_csharp(content, file_name=path)
+            except CSharpCompilerMissingError as missing:
+                note = f"not syntax-checked locally: {missing}"
+            else:
+                checked = True
+                if not syntax.ok:
+                    raise ToolError(f"Not written: {path} has C# syntax errors:\n{syntax.report()}")
+        write = await self._call(
+            ScriptWrite,
+            "script.write",
+            {"path": path, "content": content, "expected_hash": expected_hash},
+        )
+        report = ScriptWriteReport(write=write, syntax_checked=checked, note=note)
+        if write.changed and wait_for_compile:
+            report.compile = await self._wait_for_compile(after=write.written_unix)
+            if report.compile.errors:
+                lines = "\n".join(str(e) for e in report.compile.errors)
+                raise ToolError(
+                    f"Written {path} (hash {write.hash}), but Unity reports compile errors:\n{lines}"
+                )
+        return report
+
+    async def _wait_for_compile(self, *, after: float) -> CompileReport:
+        with anyio.move_on_after(self.compile_timeout):
+            while True:
+                status = await self._call(CompileReport, "compile.status")
+                if not status.compiling and status.finished_unix >= after:
+                    return status
+                await anyio.sleep(0.25)
+        raise ToolError(f"Unity did not finish compiling within {self.compile_timeout:g} s")
+
+    @tool
+    async def read_script(self, path: str) -> ScriptContent:
+        """Read a C# script and its hash.
+
+        Args:
+            path: Asset path such as Assets/Scripts/Spinner.cs.
+        """
+        return await self._call(ScriptContent, "script.read", {"path": path})
+
+    @tool
+    async def compile_status(self) -> CompileReport:
+        """Whether Unity is compiling, and the errors and warnings of the last compilation."""
+        return await self._call(CompileReport, "compile.status")
+
+    @tool
+    async def console_logs(
+        self,
+        since: int = 0,
+        limit: int = 50,
+        type: Literal["Log", "Warning", "Error", "Exception", "Assert"] | None = None,
+    ) -> ConsoleLogs:
+        """Messages from the Unity console.
+
+        Args:
+            since: Only messages after this sequence number (use last_seq from the previous call).
+            limit: At most this many (the newest).
+            type: Only this kind of message.
+        """
+        return await self._call(
+            ConsoleLogs, "console.logs", {"since": since, "limit": limit, "type": type}
+        )
+
+    # ---------- GameObjects
+
+    @tool
+    async def create_gameobject(
+        self,
+        name: str,
+        primitive: Primitive | None = None,
+        parent: str | None = None,
+        position: Vector3 | None = None,
+        rotation_euler: Vector3 | None = None,
+        scale: Vector3 | None = None,
+    ) -> GameObjectInfo:
+        """Create a GameObject (empty, or a primitive mesh) in the open scene.
+
+        Args:
+            name: Name of the new object.
+            primitive: A built-in mesh to create, or none for an empty object.
+            parent: Hierarchy path of the parent.
+            position: Local position.
+            rotation_euler: Local rotation in degrees.
+            scale: Local scale.
+        """
+        args: dict[str, JsonValue] = {"name": name, "primitive": primitive, "parent": parent}
+        args.update(_vectors(position, rotation_euler, scale))
+        return await self._call(GameObjectInfo, "gameobject.create", args)
+
+    @tool
+    async def find_gameobjects(self, query: str, limit: int = 20) -> list[GameObjectInfo]:
+        """Find GameObjects by hierarchy path ('Turret/Barrel') or by name.
+
+        Args:
+            query: A path or a name.
+            limit: At most this many.
+        """
+        return (
+            await self._call(GameObjectMatches, "gameobject.find", {"query": query, "limit": limit})
+        ).matches
+
+    @tool
+    async def set_transform(
+        self,
+        path: str,
+        position: Vector3 | None = None,
+        rotation_euler: Vector3 | None = None,
+        scale: Vector3 | None = None,
+    ) -> GameObjectInfo:
+        """Move, rotate or scale a GameObject (local space).
+
+        Args:
+            path: Hierarchy path or name.
+            position: Local position.
+            rotation_euler: Local rotation in degrees.
+            scale: Local scale.
+        """
+        args: dict[str, JsonValue] = {"path": path, **_vectors(position, rotation_euler, scale)}
+        return await self._call(GameObjectInfo, "gameobject.set_transform", args)
+
+    @tool
+    async def add_component(self, path: str, component: str) -> GameObjectInfo:
+        """Add a component (built-in or one of your compiled scripts) to a GameObject.
+
+        Args:
+            path: Hierarchy path or name.
+            component: Type name such as Rigidbody or Spinner.
+        """
+        return await self._call(
+            GameObjectInfo, "gameobject.add_component", {"path": path, "component": component}
+        )
+
+    @tool
+    async def set_field(
+        self, path: str, component: str, field: str, value: FieldInput
+    ) -> FieldValue:
+        """Set a serialized field of a component (numbers, booleans, strings, enums by name,
+        vectors and colours as lists, object references as a hierarchy path or an Assets/ path).
+
+        Args:
+            path: Hierarchy path or name of the GameObject.
+            component: Component type name.
+            field: Serialized field name.
+            value: The new value.
+        """
+        json_value: JsonValue = [float(v) for v in value] if isinstance(value, list) else value
+        args: dict[str, JsonValue] = {
+            "path": path,
+            "component": component,
+            "field": field,
+            "value": json_value,
+        }
+        return await self._call(FieldValue, "gameobject.set_field", args)
+
+    @tool
+    async def delete_gameobject(self, path: str) -> str:
+        """Delete a GameObject and its children.
+
+        Args:
+            path: Hierarchy path or name.
+        """
+        await self.bridge.request("gameobject.delete", {"path": path})
+        return f"deleted {path}"
+
+    @tool
+    async def save_prefab(self, path: str, asset_path: str) -> PrefabSaved:
+        """Save a GameObject (with its children and components) as a prefab asset.
+
+        Args:
+            path: Hierarchy path or name of the GameObject.
+            asset_path: Where to save, such as Assets/Prefabs/Turret.prefab.
+        """
+        return await self._call(
+            PrefabSaved, "prefab.save", {"path": path, "asset_path": asset_path}
+        )
+
+    # ---------- scenes, play mode, tests
+
+    @tool
+    async def scene_info(self) -> SceneInfo:
+        """The active scene: name, path, unsaved changes, root objects."""
+        return await self._call(SceneInfo, "scene.info")
+
+    @tool
+    async def open_scene(self, path: str, discard_changes: bool = False) -> SceneInfo:
+        """Open a scene file.
+
+        Args:
+            path: Such as Assets/Scenes/Main.unity.
+            discard_changes: Throw away unsaved changes of the open scene.
+        """
+        return await self._call(
+            SceneInfo, "scene.open", {"path": path, "discard_changes": discard_changes}
+        )
+
+    @tool
+    async def save_scene(self, path: str | None = None) -> SceneInfo:
+        """Save the active scene (to its own file, or to ``path``).
+
+        Args:
+            path: Such as Assets/Scenes/Main.unity; needed the first time.
+        """
+        return await self._call(SceneInfo, "scene.save", {"path": path})
+
+    @tool
+    async def play_mode(self, action: Literal["enter", "exit", "status"]) -> PlayModeStatus:
+        """Enter or leave play mode, or ask whether the editor is playing.
+
+        Args:
+            action: What to do.
+        """
+        return await self._call(PlayModeStatus, f"playmode.{action}")
+
+    @tool
+    async def run_editmode_tests(
+        self,
+        test_names: list[str] | None = None,
+        group: str | None = None,
+        timeout_seconds: float = 600,
+    ) -> EditModeTestRun:
+        """Run EditMode tests with Unity's Test Framework and report each result.
+
+        Args:
+            test_names: Full names of the tests to run (all when omitted).
+            group: A regular expression over test names (Test Framework group filter).
+            timeout_seconds: Give up after this long.
+        """
+        args: dict[str, JsonValue] = {
+            "test_names": list(test_names) if test_names else None,
+            "group": group,
+        }
+        args["timeout_seconds"] = timeout_seconds
+        return await self._call(EditModeTestRun, "tests.run", args, timeout=timeout_seconds + 30)
+
+    @tool
+    async def screenshot(
+        self,
+        camera: str | None = None,
+        width: int = 512,
+        height: int = 512,
+        ctx: ToolContext | None = None,
+    ) -> list[str | Image]:
+        """Render a scene camera and look at the picture.
+
+        Args:
+            camera: Name of the GameObject holding the camera (the main camera when omitted).
+            width: Pixels.
+            height: Pixels.
+        """
+        shot = await self._call(
+            Screenshot, "camera.screenshot", {"camera": camera, "width": width, "height": height}
+        )
+        image = Image(base64.b64decode(shot.png_base64), media_type="image/png")
+        caption = f"Camera '{shot.camera}' at {shot.width}x{shot.height}"
+        if ctx is not None:
+            saved = ctx.artifacts.save_image(image, name=f"unity-{shot.camera}.png")
+            caption += f" (saved to {saved})"
+        return [caption, image]
+
+
+def _vectors(
+    position: list[float] | None, rotation: list[float] | None, scale: list[float] | None
+) -> dict[str, JsonValue]:
+    found: dict[str, JsonValue] = {}
+    for key, value in (("position", position), ("rotation_euler", rotation), ("scale", scale)):
+        if value is not None:
+            found[key] = [float(v) for v in value]
+    return found
