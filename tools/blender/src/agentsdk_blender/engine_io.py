@@ -92,16 +92,21 @@ def export_asset(args: JSON) -> JSON:
             filepath=path,
             export_format="GLB" if fmt == "glb" else "GLTF_SEPARATE",
             use_selection=selected,
+            export_apply=True,  # export what the renders show: modifiers applied
         )
     elif fmt == "fbx":
-        _run_operator(bpy.ops.export_scene.fbx, filepath=path, use_selection=selected)
+        _run_operator(
+            bpy.ops.export_scene.fbx, filepath=path, use_selection=selected, use_mesh_modifiers=True
+        )
     else:
         operator = {
             "obj": bpy.ops.wm.obj_export,
             "stl": bpy.ops.wm.stl_export,
             "ply": bpy.ops.wm.ply_export,
         }[fmt]
-        _run_operator(operator, filepath=path, export_selected_objects=selected)
+        _run_operator(
+            operator, filepath=path, export_selected_objects=selected, apply_modifiers=True
+        )
     return {"path": path, "format": fmt, "bytes": os.path.getsize(path)}
 
 
