@@ -36,9 +36,9 @@ def game_project(project: GodotProject) -> None:
     project.main_scene = "res://main.tscn"
 
 
-def raw_hello(port: int, token: str) -> dict[str, object]:
+def raw_hello(port: int, token: str, protocol: int = PROTOCOL_VERSION) -> dict[str, object]:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        body = json.dumps({"op": "hello", "token": token, "protocol": PROTOCOL_VERSION}).encode()
+        body = json.dumps({"op": "hello", "token": token, "protocol": protocol}).encode()
         sock.sendall(struct.pack(">I", len(body)) + body)
         size = struct.unpack(">I", sock.recv(4))[0]
         reply: dict[str, object] = json.loads(sock.recv(size))
@@ -62,6 +62,8 @@ async def test_bridge_serves_a_running_game(engine: GodotEngine, project: GodotP
 
         refused = await anyio.to_thread.run_sync(raw_hello, game.port, "wrong-token")
         assert refused["ok"] is False and refused["error"] == "bad token" and refused["closed"]
+        future = await anyio.to_thread.run_sync(raw_hello, game.port, game.token, 99)
+        assert future["ok"] is False and "protocol 99 not supported" in str(future["error"])
 
         tree = await game.tree()
         assert (tree.name, [c.name for c in tree.children]) == ("Main", ["Box", "Cam"])

@@ -7,7 +7,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from agentsdk_godot import Constructor, GodotEngine, GodotProject, HarnessJob, SceneFile
+from agentsdk_godot import (
+    Constructor,
+    GodotEngine,
+    GodotProject,
+    HarnessJob,
+    SceneFile,
+    parse_resource_text,
+)
 
 SAVE_SCRIPT = """\
 extends SceneTree
@@ -45,6 +52,12 @@ func _init():
 	var packed = PackedScene.new()
 	packed.pack(root)
 	print("saved ", ResourceSaver.save("res://by_godot.tscn", packed))
+	print("saved ", ResourceSaver.save("res://material.tres", material))
+	ProjectSettings.set_setting("application/run/main_scene", "res://by_godot.tscn")
+	var key = InputEventKey.new()
+	key.scancode = KEY_SPACE
+	ProjectSettings.set_setting("input/jump", {"deadzone": 0.5, "events": [key]})
+	print("saved ", ProjectSettings.save())
 	quit()
 """
 
@@ -63,8 +76,20 @@ async def test_scene_saved_by_godot_round_trips(
         env=engine.env(),
         timeout=30,
     )
-    assert "saved 0" in saved.stdout, saved.stderr
+    assert saved.stdout.count("saved 0") == 3, saved.stderr
     original = project.file("res://by_godot.tscn").read_text()
+
+    # the .tres and project.godot the engine wrote read back to the same values and text
+    material = SceneFile.parse(project.file("res://material.tres").read_text())
+    assert material.resource_type == "SpatialMaterial"
+    assert material.resource_properties["albedo_color"] == Constructor("Color", (1, 0.2, 0.1, 1))
+    written_by_godot = project.file("res://material.tres").read_text()
+    assert material.to_text().rstrip("\n") == written_by_godot.rstrip("\n")
+    settings = project.settings()
+    jump = settings.section("input").properties["jump"]  # type: ignore[union-attr]
+    assert jump["events"][0].properties["scancode"] == 32  # type: ignore[index]
+    assert parse_resource_text(settings.to_text(config=True)) == settings
+    assert project.main_scene == "res://by_godot.tscn"
 
     scene = SceneFile.parse(original)
     assert [n.path for n in scene.nodes] == [".", "Box", "Box/Deep", "Label", "Timer"]
@@ -189,8 +214,15 @@ async def test_glb_import_and_instance(engine: GodotEngine, project: GodotProjec
     target = project.file("assets/box.glb")
     target.parent.mkdir(parents=True)
     target.write_bytes(source.read_bytes())
-    imported = await engine.import_assets(project.path, [target], timeout=90)
+    broken = project.file("assets/broken.glb")
+    broken.write_bytes(b"not a glb file" * 100)
+    imported = await engine.import_assets(project.path, [target, broken], timeout=90)
     assert not imported.timed_out
+    assert (imported.imported, imported.failed) == ([str(target)], [str(broken)])
+    assert any(
+        "broken.glb" in d.message or "_parse_glb" in (d.function or "")
+        for d in imported.diagnostics
+    )
     scene = project.new_scene("Level", "Spatial")
     scene.add_node(
         "Crate", None, instance=scene.ext_resource("res://assets/box.glb", "PackedScene")

@@ -223,3 +223,19 @@ async def test_agent_run_with_scripted_model(engine: GodotEngine) -> None:
         for p in m.parts
     ]
     assert "Crate (MeshInstance)" in tool_texts[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_import_asset_tool_instances_a_glb(toolkit: GodotToolkit) -> None:
+    await call(toolkit, "create_scene", path="res://level.tscn", root_type="Spatial")
+    source = "/usr/share/assimp/models/glTF2/BoxTextured-glTF-Binary/BoxTextured.glb"
+    done = await call(
+        toolkit, "import_asset", source=source, scene="res://level.tscn", name="Crate"
+    )
+    assert not done.is_error, done.text
+    assert "res://assets/BoxTextured.glb" in done.text
+    tree = await call(toolkit, "scene_tree", scene="res://level.tscn")
+    assert "Crate (Spatial)" in tree.text and "(MeshInstance)" in tree.text
+    missing = await call(toolkit, "import_asset", source="/nonexistent/thing.glb")
+    assert missing.is_error and "does not exist" in missing.text

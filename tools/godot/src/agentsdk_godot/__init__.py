@@ -6,7 +6,14 @@ command line and file format (see README).
 
 from agentsdk_godot.bridge import PROTOCOL_VERSION, BridgeError, GameSession, Handshake
 from agentsdk_godot.diagnostics import Diagnostic, StackFrame, parse_diagnostics
-from agentsdk_godot.engine import EngineRun, GodotEngine, GodotNotFoundError, HarnessJob, NodeInfo
+from agentsdk_godot.engine import (
+    EngineRun,
+    GodotEngine,
+    GodotNotFoundError,
+    HarnessJob,
+    ImportReport,
+    NodeInfo,
+)
 from agentsdk_godot.project import GodotProject, ProjectPathError
 from agentsdk_godot.resource_text import ResourceText, Section, parse_resource_text
 from agentsdk_godot.scene import (
@@ -48,6 +55,7 @@ __all__ = [
     "GodotVersion",
     "Handshake",
     "HarnessJob",
+    "ImportReport",
     "NodeEntry",
     "NodeInfo",
     "ProjectPathError",

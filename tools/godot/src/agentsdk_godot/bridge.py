@@ -133,6 +133,11 @@ class GameSession:
         """Process id of the game (group leader), while it runs."""
         return self._proc.pid if self._proc else None
 
+    @property
+    def alive(self) -> bool:
+        """True while the game process runs."""
+        return self._proc is not None and self._proc.alive
+
     async def __aenter__(self) -> GameSession:
         await self.start()
         return self

@@ -17,7 +17,14 @@ from pydantic import BaseModel, Field
 from agentsdk_godot.diagnostics import Diagnostic, parse_diagnostics
 from agentsdk_godot.versions import GodotDialect, GodotVersion, dialect_for, parse_version
 
-__all__ = ["EngineRun", "GodotEngine", "GodotNotFoundError", "HarnessJob", "NodeInfo"]
+__all__ = [
+    "EngineRun",
+    "GodotEngine",
+    "GodotNotFoundError",
+    "HarnessJob",
+    "ImportReport",
+    "NodeInfo",
+]
 
 _SERVER_NAMES = ("godot3-server", "godot", "godot4", "godot3")
 _RUNNER_NAMES = ("godot3-runner", "godot", "godot4", "godot3")
@@ -236,49 +243,66 @@ class GodotEngine:
         return errors + [d for d in found if d.severity == "warning"]
 
     async def import_assets(
-        self, project: Path, sources: list[Path], timeout: float = 120.0
-    ) -> EngineRun:
+        self, project: Path, sources: list[Path], timeout: float = 90.0
+    ) -> ImportReport:
         """Run the engine's import step so `sources` (glTF/GLB, images...) can be loaded."""
         dialect = await self.dialect()
         argv, exits = dialect.import_argv(self.server, project)
         started = time.monotonic()
         if exits:
             result = await run_process(argv, timeout=timeout, env=self.env())
-            return _engine_run(result, None, [])
-        # Godot 3: the editor imports on its first scan; wait until each import is complete
-        # (the `.import/<name>-<hash>.md5` file is written last), then stop the editor.
-        # output goes to a file: the editor prints a lot and a full pipe would stall it
+            output, timed_out = result.stderr + "\n" + result.stdout, result.timed_out
+        else:
+            output, timed_out = await self._import_by_editor(argv, project, sources, timeout)
+        imported = [s for s in sources if _import_state(project, s) == "imported"]
+        return ImportReport(
+            imported=[str(s) for s in imported],
+            failed=[str(s) for s in sources if s not in imported],
+            timed_out=timed_out,
+            duration_s=time.monotonic() - started,
+            diagnostics=[d for d in parse_diagnostics(output) if d.severity == "error"],
+        )
+
+    async def _import_by_editor(
+        self, argv: list[str], project: Path, sources: list[Path], timeout: float
+    ) -> tuple[str, bool]:
+        # Godot 3: the editor imports on its first scan; the `.import/<name>-<hash>.md5` file is
+        # written last (also when the import failed), so wait for it, then stop the editor.
+        # Output goes to a file: the editor prints a lot and a full pipe would stall it.
+        started = time.monotonic()
         with tempfile.TemporaryFile() as log:
             with start_process(
                 argv, env=self.env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
             ) as proc:
                 while time.monotonic() - started < timeout and proc.alive:
-                    if all(_imported(project, s) for s in sources):
+                    if all(_import_state(project, s) != "pending" for s in sources):
                         break
                     await _sleep(0.2)
-                timed_out = not all(_imported(project, s) for s in sources)
                 await _sleep(0.3)
                 proc.kill()
                 await proc.wait(5)
             log.seek(0)
             output = log.read().decode(errors="replace")
-        text = ("", output)
-        return EngineRun(
-            argv=argv,
-            exit_code=None,
-            timed_out=timed_out,
-            duration_s=time.monotonic() - started,
-            stdout=text[0][-20000:],
-            stderr=text[1][-20000:],
-            diagnostics=parse_diagnostics(text[1] + "\n" + text[0]),
-        )
+        timed_out = any(_import_state(project, s) == "pending" for s in sources)
+        return output, timed_out
 
 
-def _imported(project: Path, source: Path) -> bool:
-    rel = source.resolve().relative_to(project.resolve())
-    import_file = project / f"{rel}.import"
-    done = list((project / ".import").glob(f"{source.name}-*.md5"))
-    return import_file.exists() and bool(done)
+class ImportReport(BaseModel):
+    """Which assets the engine imported."""
+
+    imported: list[str]
+    failed: list[str]
+    timed_out: bool
+    duration_s: float
+    diagnostics: list[Diagnostic]
+
+
+def _import_state(project: Path, source: Path) -> str:
+    """ "pending", "imported" or "failed" (an .md5 but no imported resource next to it)."""
+    outputs = list((project / ".import").glob(f"{source.name}-*"))
+    if not any(p.suffix == ".md5" for p in outputs):
+        return "pending"
+    return "imported" if any(p.suffix != ".md5" for p in outputs) else "failed"
 
 
 async def _sleep(seconds: float) -> None:

@@ -302,10 +302,9 @@ class GodotToolkit(Toolkit):
         if src.resolve() != dest:  # noqa: ASYNC240
             shutil.copy(src, dest)
         result = await self.engine.import_assets(self.project.path, [dest])
-        if result.timed_out:
-            raise ToolError(
-                f"the engine did not import {src.name}:\n" + format_diagnostics(result.errors)
-            )
+        if result.failed:
+            why = "it timed out" if result.timed_out else format_diagnostics(result.diagnostics)
+            raise ToolError(f"the engine could not import {src.name}: {why}")
         res = self.project.res_path(dest)
         if scene is None:
             return SceneChange(scene="", node="", detail=f"imported {res}")
@@ -393,12 +392,7 @@ class GodotToolkit(Toolkit):
     # ---------- the live game
 
     async def _live(self) -> GameSession:
-        if (
-            self._game is None
-            or self._game.pid is None
-            or not self._game._proc
-            or not self._game._proc.alive
-        ):
+        if self._game is None or not self._game.alive:
             if self._game is not None:
                 await self._game.close()
             self._game = GameSession(self.project, self.engine)
