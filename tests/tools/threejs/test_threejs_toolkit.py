@@ -225,3 +225,13 @@ def _image_parts(message: object) -> list[ImagePart]:
             found.append(part)
         found.extend(p for p in getattr(part, "parts", []) if isinstance(p, ImagePart))
     return found
+
+
+async def test_code_that_navigates_away_loses_the_page_not_the_toolkit(toolkit: ThreeJSToolkit) -> None:
+    await call(toolkit, "render_scene", code=TWO_BOXES, reset=True)
+    gone = await call(toolkit, "render_scene", code="location.href = 'about:blank';\nawait new Promise(() => {});")
+    assert gone.is_error and "renderer page failed" in gone.text
+    back = await call(toolkit, "render_scene", code=TWO_BOXES, views=["front"])
+    assert not back.is_error, back.text
+    assert "started empty" in json.loads(back.text)["notes"][-1]
+    assert close_to(pixel(back.images[0].data, 0.25, 0.5), (255, 0, 0))

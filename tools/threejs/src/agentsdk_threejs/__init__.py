@@ -4,7 +4,8 @@ from agentsdk_threejs import ThreeJSToolkit, RendererPool
 """
 
 from agentsdk_threejs._browser import BrowserNotFoundError
-from agentsdk_threejs.pool import RendererError, RendererPage, RendererPool, RenderTimeoutError
+from agentsdk_threejs.page import RendererError, RendererPage, RenderTimeoutError
+from agentsdk_threejs.pool import RendererPool
 from agentsdk_threejs.report import (
     ConsoleEntry,
     RendererInfo,

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
-from agentsdk_threejs.pool import RendererError, RendererPage, RendererPool, RenderTimeoutError
+from agentsdk_threejs.page import RendererError, RendererPage, RenderTimeoutError
+from agentsdk_threejs.pool import RendererPool
 from agentsdk_threejs.report import (
     RenderReport,
     RenderResult,
