@@ -227,9 +227,13 @@ def _image_parts(message: object) -> list[ImagePart]:
     return found
 
 
-async def test_code_that_navigates_away_loses_the_page_not_the_toolkit(toolkit: ThreeJSToolkit) -> None:
+async def test_code_that_navigates_away_loses_the_page_not_the_toolkit(
+    toolkit: ThreeJSToolkit,
+) -> None:
     await call(toolkit, "render_scene", code=TWO_BOXES, reset=True)
-    gone = await call(toolkit, "render_scene", code="location.href = 'about:blank';\nawait new Promise(() => {});")
+    gone = await call(
+        toolkit, "render_scene", code="location.href = 'about:blank';\nawait new Promise(() => {});"
+    )
     assert gone.is_error and "renderer page failed" in gone.text
     back = await call(toolkit, "render_scene", code=TWO_BOXES, views=["front"])
     assert not back.is_error, back.text
