@@ -9,8 +9,8 @@ import time
 
 import anyio
 import pytest
-from agentsdk_threejs import RendererPool, ThreeJSToolkit
-from agentsdk_threejs._browser import command_line, descendant_pids, pid_alive
+from agentsdk_threejs import RendererError, RendererPool, ThreeJSToolkit
+from agentsdk_threejs._browser import DEFAULT_LAUNCH_ARGS, command_line, descendant_pids, pid_alive
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -112,3 +112,14 @@ def test_agent_crash_leaves_no_browser_process(kill_group: bool) -> None:
         if agent.poll() is None:
             agent.kill()
             agent.wait()
+
+
+async def test_missing_webgl_and_refused_software_rendering_are_clear_errors() -> None:
+    pool = RendererPool(pages=1, launch_args=[*DEFAULT_LAUNCH_ARGS, "--disable-3d-apis"])
+    with pytest.raises(RendererError, match=r"no WebGL here .*Error creating WebGL context"):
+        await pool.start()
+    assert chromium_descendants() == []
+    strict = RendererPool(pages=1, allow_software=False)
+    with pytest.raises(RendererError, match=r"software rasteriser .*SwiftShader"):
+        await strict.start()
+    assert chromium_descendants() == []

@@ -1,4 +1,4 @@
-"""The loopback asset server: what it serves and what it refuses (no browser needed)."""
+"""The loopback asset server and browser discovery (no browser is started)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from agentsdk_threejs._browser import BrowserNotFoundError, find_browser
 from agentsdk_threejs._server import AssetServer, find_three_root
 
 
@@ -77,3 +78,21 @@ def test_asset_url_only_for_files_inside_asset_folders(server: AssetServer, tmp_
     assert inside == server.base_url + "assets/0/models/cube.obj"
     assert server.asset_url(tmp_path / "secret.txt") is None
     assert server.asset_url(tmp_path / "assets" / "models" / "missing.obj") is None
+
+
+def test_browser_discovery_prefers_playwrights_own_then_the_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = tmp_path / "chrome"
+    own.write_text("")
+    assert find_browser(str(own)) == str(own)
+    system = find_browser(str(tmp_path / "not-installed" / "chrome"))
+    assert Path(system).name in (
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    )
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(BrowserNotFoundError, match=r"apt-get install chromium.*executable_path"):
+        find_browser(None)
