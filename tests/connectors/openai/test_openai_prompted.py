@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from agentsdk.tools import ToolSpec
 from agentsdk_openai import parse_tool_calls
-from openai_wire_shapes import DONE, Recorder, chunk, completion, mock_model, sse_response
+from openai_wire_shapes import (
+    DONE,
+    FakeClock,
+    Recorder,
+    chunk,
+    completion,
+    mock_model,
+    sse_response,
+)
 
 from agentsdk import (
     Agent,
@@ -161,3 +171,69 @@ async def test_prompted_round_trip_through_the_agent_loop() -> None:
         "content": '<tool_call>{"name":"weather","arguments":{"city":"Oslo"}}</tool_call>',
     }
     assert second[-1]["role"] == "user" and "Sunny in Oslo" in second[-1]["content"]
+
+
+PARSE_FAILURE = {
+    "error": {
+        "code": 500,
+        "message": "The model produced output that does not match the expected peg-native format",
+        "type": "server_error",
+    }
+}
+
+
+@pytest.mark.anyio
+async def test_llamacpp_parse_failure_is_asked_again_with_prompted_tools() -> None:
+    recorder = Recorder(
+        httpx.Response(500, json=PARSE_FAILURE),
+        httpx.Response(200, json=completion("Bonjour !")),
+    )
+    clock = FakeClock()
+    model = mock_model(recorder, engine="llamacpp", clock=clock)
+    response = await model.request(
+        ModelRequest(messages=[Message.user("Say hello in French.")], tools=[WEATHER])
+    )
+    native, prompted = recorder.bodies()
+    assert (
+        "tools" in native and "tools" not in prompted and clock.sleeps == []
+    )  # not retried blindly
+    assert '"name":"weather"' in prompted["messages"][0]["content"]
+    assert response.text == "Bonjour !" and response.tool_calls == []
+
+
+@pytest.mark.anyio
+async def test_llamacpp_parse_failure_mid_stream_is_asked_again() -> None:
+    recorder = Recorder(
+        sse_response(
+            chunk({"role": "assistant", "content": None}), f"data: {json.dumps(PARSE_FAILURE)}\n\n"
+        ),
+        sse_response(
+            chunk({"content": '{"name": "weather", "arguments": {"city": "Oslo"}}'}),
+            chunk(finish_reason="stop"),
+            DONE,
+        ),
+    )
+    model = mock_model(recorder, engine="llamacpp")
+    items = [
+        i
+        async for i in model.stream(
+            ModelRequest(messages=[Message.user("Weather in Oslo?")], tools=[WEATHER])
+        )
+    ]
+    final = items[-1]
+    assert len(recorder.requests) == 2
+    assert isinstance(final, ModelResponse) and [
+        (c.name, c.arguments) for c in final.tool_calls
+    ] == [("weather", {"city": "Oslo"})]
+
+
+@pytest.mark.anyio
+async def test_other_engines_retry_a_500_as_usual() -> None:
+    recorder = Recorder(
+        httpx.Response(500, json=PARSE_FAILURE), httpx.Response(200, json=completion("ok"))
+    )
+    clock = FakeClock()
+    await mock_model(recorder, engine="vllm", clock=clock).request(
+        ModelRequest(messages=[Message.user("hi")], tools=[WEATHER])
+    )
+    assert len(clock.sleeps) == 1 and "tools" in recorder.bodies()[1]

@@ -86,7 +86,26 @@ class OpenAIChatModel:
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Send one non-streamed completion request."""
-        body = self._body(request, stream=False)
+        try:
+            return await self._request(request, prompted=self._prompted)
+        except _UnparsedToolOutput:
+            return await self._request(request, prompted=True)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
+        """Stream deltas, then the complete ``ModelResponse`` (only once ``[DONE]`` arrived)."""
+        yielded = False
+        try:
+            async for item in self._stream(request, prompted=self._prompted):
+                yielded = True
+                yield item
+        except _UnparsedToolOutput:
+            if yielded:
+                raise
+            async for item in self._stream(request, prompted=True):
+                yield item
+
+    async def _request(self, request: ModelRequest, *, prompted: bool) -> ModelResponse:
+        body = self._body(request, stream=False, prompted=prompted)
         response = await self._send(body, request.settings.timeout)
         try:
             data = response.json()
@@ -96,18 +115,23 @@ class OpenAIChatModel:
                 model_name=self.name,
             ) from None
         parts, usage, finish = parse_completion(
-            data, model_name=self.name, prompted_tools=self._prompted_names(request)
+            data, model_name=self.name, prompted_tools=self._prompted_names(request, prompted)
         )
         return ModelResponse(parts=parts, usage=usage, model_name=self.name, finish_reason=finish)
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
-        """Stream deltas, then the complete ``ModelResponse`` (only once ``[DONE]`` arrived)."""
-        body = self._body(request, stream=True)
-        assembler = StreamAssembler(self.name, self._prompted_names(request))
+    async def _stream(
+        self, request: ModelRequest, *, prompted: bool
+    ) -> AsyncIterator[StreamDelta | ModelResponse]:
+        body = self._body(request, stream=True, prompted=prompted)
+        assembler = StreamAssembler(self.name, self._prompted_names(request, prompted))
         response = await self._send(body, request.settings.timeout, stream=True)
         try:
             async for payload in _sse_data(response):
-                for delta in assembler.feed(payload):
+                try:
+                    deltas = assembler.feed(payload)
+                except ModelError as exc:
+                    raise self._unparsed(str(exc)) or exc from None
+                for delta in deltas:
                     yield delta
                 if assembler.done:
                     break
@@ -121,6 +145,16 @@ class OpenAIChatModel:
             await response.aclose()
         parts, usage, finish = assembler.finish()
         yield ModelResponse(parts=parts, usage=usage, model_name=self.name, finish_reason=finish)
+
+    def _unparsed(self, message: str) -> _UnparsedToolOutput | None:
+        """The engine's own tool-call parser rejected the model's text: we parse it instead."""
+        marker = self.engine.tool_parse_failure_marker
+        if self._prompted or not marker or marker not in message:
+            return None
+        logger.info(
+            "%s: the server could not parse the model's output; reading it as text", self.name
+        )
+        return _UnparsedToolOutput(message, model_name=self.name)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
@@ -142,8 +176,8 @@ class OpenAIChatModel:
 
     # -- request building ---------------------------------------------------------------
 
-    def _prompted_names(self, request: ModelRequest) -> list[str] | None:
-        if not self._prompted or not _tools_offered(request):
+    def _prompted_names(self, request: ModelRequest, prompted: bool) -> list[str] | None:
+        if not prompted or not _tools_offered(request):
             return None
         return [t.name for t in request.tools]
 
@@ -168,9 +202,9 @@ class OpenAIChatModel:
             self._tool_cache[key] = hit
         return hit[1]
 
-    def _message_fragments(self, request: ModelRequest) -> list[str]:
+    def _message_fragments(self, request: ModelRequest, prompted: bool) -> list[str]:
         messages: Sequence[Message] = request.messages
-        if self._prompted_names(request) is None:
+        if self._prompted_names(request, prompted) is None:
             return self._encoder.encode(messages)
         prompt = tool_prompt(request.tools, request.settings.tool_choice)
         if messages and messages[0].role == "system":
@@ -180,7 +214,7 @@ class OpenAIChatModel:
             system = prompt
         return [dumps({"role": "system", "content": system}), *self._encoder.encode(messages)]
 
-    def _body(self, request: ModelRequest, *, stream: bool) -> bytes:
+    def _body(self, request: ModelRequest, *, stream: bool, prompted: bool) -> bytes:
         settings = request.settings
         fields: dict[str, Any] = {"model": self.model_id}
         if settings.temperature is not None:
@@ -191,7 +225,7 @@ class OpenAIChatModel:
             fields["seed"] = settings.seed
         offered = _tools_offered(request)
         tools_json = None
-        if request.tools and not self._prompted:
+        if request.tools and not prompted:
             tools_json = self._tools_json(request.tools)
             choice = settings.tool_choice
             if choice == "required" and not self.profile.tool_choice_required:
@@ -221,7 +255,7 @@ class OpenAIChatModel:
                 fields["stream_options"] = {"include_usage": True}
         fields.update(settings.extra)
         # Splice the cached message JSON in rather than re-serialising the history.
-        head = '{"messages":[' + ",".join(self._message_fragments(request)) + "]"
+        head = '{"messages":[' + ",".join(self._message_fragments(request, prompted)) + "]"
         if tools_json is not None:
             head += ',"tools":' + tools_json
         return (head + "," + dumps(fields)[1:]).encode("utf-8")
@@ -282,6 +316,9 @@ class OpenAIChatModel:
                     await response.aclose()
                 status = response.status_code
                 problem = f"HTTP {status}: {_server_message(response)}"
+                unparsed = self._unparsed(problem)
+                if unparsed is not None:
+                    raise unparsed
                 if status in _AUTH_STATUS:
                     raise ModelAuthError(
                         self._auth_hint(problem), status_code=status, model_name=self.name
@@ -318,6 +355,10 @@ class OpenAIChatModel:
             else ""
         )
         return f"{self.name}: authentication failed ({problem}).{where}"
+
+
+class _UnparsedToolOutput(ModelError):
+    """The server's tool-call parser failed on the model's output (retrying won't help)."""
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -32,8 +32,15 @@ class EngineProfile(BaseModel):
     """Send ``stream_options.include_usage`` when streaming."""
     json_schema_with_tools: bool = False
     """The server accepts ``response_format`` json_schema together with tools."""
+    tool_parse_failure_marker: str | None = None
+    """Text of the server error saying its tool-call parser rejected the model's output;
+    the connector then asks again with the tools in the prompt and parses the text itself."""
     max_tokens_field: str = "max_tokens"
     """Name of the output-length field (OpenAI's newer models use ``max_completion_tokens``)."""
+
+
+# llama.cpp's server answers HTTP 500 with this when a model's text fits no tool-call format.
+_LLAMACPP_PARSE_FAILURE = "does not match the expected"
 
 
 def _profile(**flags: object) -> ModelProfile:
@@ -79,6 +86,7 @@ ENGINE_PROFILES: dict[str, EngineProfile] = {
             scheme="llamacpp",
             base_url="http://127.0.0.1:8080/v1",
             api_key_env="LLAMACPP_API_KEY",
+            tool_parse_failure_marker=_LLAMACPP_PARSE_FAILURE,
             model=_profile(json_schema_output=True),
         ),
         EngineProfile(
@@ -98,6 +106,7 @@ ENGINE_PROFILES: dict[str, EngineProfile] = {
         EngineProfile(
             scheme="local",
             base_url=None,  # the embedded engine picks a free loopback port
+            tool_parse_failure_marker=_LLAMACPP_PARSE_FAILURE,
             model=_profile(
                 context_window=8192,
                 json_schema_output=True,

