@@ -239,3 +239,19 @@ async def test_import_asset_tool_instances_a_glb(toolkit: GodotToolkit) -> None:
     assert "Crate (Spatial)" in tree.text and "(MeshInstance)" in tree.text
     missing = await call(toolkit, "import_asset", source="/nonexistent/thing.glb")
     assert missing.is_error and "does not exist" in missing.text
+
+
+@pytest.mark.anyio
+async def test_toolkit_found_by_entry_point_name() -> None:
+    model = ScriptedModel(
+        [
+            ToolCallPart(
+                name="create_scene", arguments={"path": "res://a.tscn", "root_type": "Node2D"}
+            ),
+            "done",
+        ]
+    )
+    result = await Agent(model=model, tools=["godot"]).run("make a 2D scene")
+    [tool_message] = [m for m in result.messages if m.role == "tool"]
+    [part] = tool_message.parts
+    assert not part.is_error and '"scene":"res://a.tscn"' in part.parts[0].text  # type: ignore[union-attr]

@@ -15,6 +15,7 @@ from agentsdk_godot.engine import (
     NodeInfo,
 )
 from agentsdk_godot.project import GodotProject, ProjectPathError
+from agentsdk_godot.reports import RunReport, SceneChange, ScriptCheck, blank_frame
 from agentsdk_godot.resource_text import ResourceText, Section, parse_resource_text
 from agentsdk_godot.scene import (
     ExtResourceEntry,
@@ -23,7 +24,7 @@ from agentsdk_godot.scene import (
     SceneFile,
     SubResourceEntry,
 )
-from agentsdk_godot.toolkit import GodotToolkit, RunReport, SceneChange, ScriptCheck, blank_frame
+from agentsdk_godot.toolkit import GodotToolkit
 from agentsdk_godot.variant import (
     Constructor,
     ExtResource,

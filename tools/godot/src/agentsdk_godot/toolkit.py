@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-import io
 import shutil
 import tempfile
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from agentsdk import Image, ToolError, Toolkit, tool
 from agentsdk_godot.bridge import BridgeError, GameSession
-from agentsdk_godot.diagnostics import Diagnostic, format_diagnostics
+from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.engine import EngineRun, GodotEngine, HarnessJob, NodeInfo
 from agentsdk_godot.project import GodotProject, ProjectPathError
+from agentsdk_godot.reports import (
+    RunReport,
+    SceneChange,
+    ScriptCheck,
+    blank_frame,
+    describe_report,
+    problems,
+    run_report,
+)
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.variant import (
     Constructor,
@@ -24,36 +30,7 @@ from agentsdk_godot.variant import (
     parse_variant,
 )
 
-__all__ = ["GodotToolkit", "RunReport", "SceneChange", "ScriptCheck"]
-
-
-class SceneChange(BaseModel):
-    """What an authoring tool changed."""
-
-    scene: str
-    node: str
-    detail: str
-    nodes: list[str] = Field(default_factory=list, description="all node paths of the scene")
-
-
-class ScriptCheck(BaseModel):
-    """A GDScript file written and parsed by the engine."""
-
-    path: str
-    ok: bool
-    warnings: list[str] = Field(default_factory=list)
-
-
-class RunReport(BaseModel):
-    """What happened when the game ran."""
-
-    scene: str
-    ok: bool
-    frames: int | None
-    duration_s: float
-    timed_out: bool
-    diagnostics: list[Diagnostic]
-    output_tail: str
+__all__ = ["GodotToolkit"]
 
 
 _VALUE_TYPES = (
@@ -327,7 +304,7 @@ class GodotToolkit(Toolkit):
         """
         run = await self._run(HarnessJob(scene=scene, frames=1), timeout=self.run_timeout)
         if run.tree is None:
-            raise ToolError(f"the engine could not open {scene}:\n" + _problems(run))
+            raise ToolError(f"the engine could not open {scene}:\n" + problems(run))
         return run.tree.outline()
 
     @tool
@@ -343,9 +320,9 @@ class GodotToolkit(Toolkit):
         """
         job = HarnessJob(scene=scene or "", frames=frames or 0, seconds=0.0 if frames else seconds)
         run = await self._run(job, timeout=max(self.run_timeout, seconds * 3 + 10))
-        report = _report(scene or self.project.main_scene or "", run)
+        report = run_report(scene or self.project.main_scene or "", run)
         if not report.ok:
-            raise ToolError(_describe_report(report))
+            raise ToolError(describe_report(report))
         return report
 
     @tool
@@ -365,7 +342,7 @@ class GodotToolkit(Toolkit):
             job, timeout=self.run_timeout, window=True, width=width, height=height
         )
         if not run.frames_png:
-            raise ToolError("no frame was captured:\n" + _problems(run))
+            raise ToolError("no frame was captured:\n" + problems(run))
         data = Path(run.frames_png[-1]).read_bytes()  # noqa: ASYNC240
         shutil.rmtree(Path(run.frames_png[-1]).parent, ignore_errors=True)
         text = f"frame {frames} of {scene or self.project.main_scene}, {width}x{height}"
@@ -478,46 +455,6 @@ class GodotToolkit(Toolkit):
         return "stopped"
 
 
-def blank_frame(png: bytes) -> str | None:
-    """`rgb(r, g, b)` when every pixel has (almost) the same colour, else None."""
-    from PIL import Image as PILImage
-
-    with PILImage.open(io.BytesIO(png)) as img:
-        rgb = img.convert("RGB")
-        low, high = zip(*rgb.getextrema(), strict=True)
-        if max(h - lo for lo, h in zip(low, high, strict=True)) <= 3:
-            r, g, b = rgb.getpixel((0, 0))  # type: ignore[misc]
-            return f"rgb({r}, {g}, {b})"
-    return None
-
-
 def _errors_suffix(game: GameSession) -> str:
     errors = [d for d in game.recent_errors() if d.severity == "error"]
     return "\nerrors so far:\n" + format_diagnostics(errors) if errors else ""
-
-
-def _problems(run: EngineRun) -> str:
-    text = format_diagnostics(run.errors)
-    if run.timed_out:
-        text += "\nthe engine did not finish in time and was stopped"
-    return text or run.stderr[-1500:]
-
-
-def _report(scene: str, run: EngineRun) -> RunReport:
-    return RunReport(
-        scene=scene,
-        ok=not run.errors and not run.timed_out and run.exit_code == 0,
-        frames=run.frames,
-        duration_s=round(run.duration_s, 3),
-        timed_out=run.timed_out,
-        diagnostics=run.diagnostics,
-        output_tail=run.stdout[-1500:],
-    )
-
-
-def _describe_report(report: RunReport) -> str:
-    head = f"running {report.scene} failed"
-    if report.timed_out:
-        head += " (it did not finish in time: an endless loop? it was stopped)"
-    body = format_diagnostics([d for d in report.diagnostics if d.severity == "error"])
-    return head + (":\n" + body if body else "")
