@@ -8,7 +8,14 @@ import struct
 
 import anyio
 import pytest
-from agentsdk_godot import PROTOCOL_VERSION, Constructor, GameSession, GodotEngine, GodotProject
+from agentsdk_godot import (
+    PROTOCOL_VERSION,
+    BridgeError,
+    Constructor,
+    GameSession,
+    GodotEngine,
+    GodotProject,
+)
 
 from .conftest import pid_alive
 
@@ -87,3 +94,17 @@ async def test_bridge_serves_a_running_game(engine: GodotEngine, project: GodotP
         assert pid is not None and pid_alive(pid)
     assert not pid_alive(pid)
     assert (project.path / "project.godot").read_bytes() == settings_before
+
+
+@pytest.mark.anyio
+async def test_failed_start_leaves_no_game_and_a_clean_project(
+    engine: GodotEngine, project: GodotProject
+) -> None:
+    game_project(project)
+    settings_before = (project.path / "project.godot").read_bytes()
+    game = GameSession(project, engine, window=False, start_timeout=0.01)
+    with pytest.raises(BridgeError, match="did not start its bridge"):
+        await game.start()
+    assert not game.alive
+    assert (project.path / "project.godot").read_bytes() == settings_before
+    assert not (project.path / "addons").exists()

@@ -174,7 +174,15 @@ class GameSession:
                 parent.rmdir()
 
     async def start(self) -> Handshake:
-        """Install the bridge, launch the game, connect and shake hands."""
+        """Install the bridge, launch the game, connect and shake hands (cleans up on failure)."""
+        try:
+            return await self._start()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self.close()
+            raise
+
+    async def _start(self) -> Handshake:
         dialect = await self.engine.dialect()
         self.port = _free_port()
         self._install()
