@@ -112,8 +112,14 @@ namespace AgentSdk.Unity.Bridge
         private static void WriteString(StringBuilder sb, string s)
         {
             sb.Append('"');
-            foreach (char c in s)
+            // Copy runs of plain characters in one Append: large payloads (screenshots) are mostly plain.
+            int run = 0;
+            for (int i = 0; i < s.Length; i++)
             {
+                char c = s[i];
+                if (c >= 0x20 && c != '"' && c != '\\') continue;
+                if (i > run) sb.Append(s, run, i - run);
+                run = i + 1;
                 switch (c)
                 {
                     case '"': sb.Append("\\\""); break;
@@ -123,12 +129,10 @@ namespace AgentSdk.Unity.Bridge
                     case '\t': sb.Append("\\t"); break;
                     case '\b': sb.Append("\\b"); break;
                     case '\f': sb.Append("\\f"); break;
-                    default:
-                        if (c < 0x20) sb.Append("\\u").Append(((int)c).ToString("x4", CultureInfo.InvariantCulture));
-                        else sb.Append(c);
-                        break;
+                    default: sb.Append("\\u").Append(((int)c).ToString("x4", CultureInfo.InvariantCulture)); break;
                 }
             }
+            if (run < s.Length) sb.Append(s, run, s.Length - run);
             sb.Append('"');
         }
 
@@ -227,6 +231,9 @@ namespace AgentSdk.Unity.Bridge
                 var sb = new StringBuilder();
                 while (true)
                 {
+                    int run = _pos;
+                    while (_pos < _text.Length && _text[_pos] != '"' && _text[_pos] != '\\' && _text[_pos] >= 0x20) _pos++;
+                    if (_pos > run) sb.Append(_text, run, _pos - run);
                     if (AtEnd) throw Error("Unterminated string");
                     char c = _text[_pos++];
                     if (c == '"') return sb.ToString();
