@@ -185,6 +185,7 @@ async def test_screenshot_and_live_game_tools(toolkit: GodotToolkit) -> None:
     assert unknown.is_error and "unknown input action fly" in unknown.text
     frame = await call(toolkit, "game_screenshot")
     assert not frame.is_error and len(frame.images) == 1
+    assert "blank" not in frame.text  # the lit box is in the live frame
     pid = toolkit._game.pid if toolkit._game else None
     assert pid is not None
     await toolkit.close()
