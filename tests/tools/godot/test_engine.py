@@ -96,6 +96,7 @@ async def test_scene_saved_by_godot_round_trips(
     assert scene.node("Label").properties["text"] == 'he said "hi"\nline two \\ é'
     rewritten = scene.to_text()
     assert SceneFile.parse(rewritten) == scene
+    assert rewritten == original  # byte for byte, groups, binds and escapes included
     project.write_text("res://rewritten.tscn", rewritten)
 
     first = await engine.run_harness(

@@ -17,7 +17,7 @@ from agentsdk_godot.variant import (
     format_variant,
 )
 
-__all__ = ["ResourceText", "Section", "parse_resource_text"]
+__all__ = ["ResourceText", "Section", "format_key", "parse_resource_text"]
 
 
 @dataclass
@@ -70,12 +70,13 @@ class ResourceText:
                     lines.append("")
             sep = "=" if config else " = "
             for key, value in section.properties.items():
-                lines.append(f"{_format_key(key)}{sep}{format_variant(value, style)}")
+                lines.append(f"{format_key(key)}{sep}{format_variant(value, style)}")
             chunks.append("\n".join(lines) + "\n")
         return "\n".join(chunks)
 
 
-def _format_key(key: str) -> str:
+def format_key(key: str) -> str:
+    """A property name as written: bare when it is a plain path, quoted otherwise."""
     if key and all(c.isalnum() or c in "_/:.-" for c in key):
         return key
     return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -5,13 +5,14 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
-from agentsdk_godot.resource_text import ResourceText, Section, parse_resource_text
+from agentsdk_godot.resource_text import Section, format_key, parse_resource_text
 from agentsdk_godot.variant import (
     GODOT3_STYLE,
     ExtResource,
     SubResource,
     TextStyle,
     Variant,
+    format_variant,
 )
 
 __all__ = ["ExtResourceEntry", "NodeEntry", "SceneError", "SceneFile", "SubResourceEntry"]
@@ -137,38 +138,45 @@ class SceneFile:
             head["load_steps"] = steps
         head["format"] = self.format
         head.update(self.header_extra)
-        blocks = [_one(Section(self.kind, head), style)]
+        legacy = self.format < 3
+        blocks = [_block(self.kind, head, {}, style, legacy)]
         if self.ext_resources:
-            ext_sections = [
-                Section(
-                    "ext_resource",
-                    # the engine's attribute order: Godot 3 path-type-id, Godot 4 type-uid-path-id
-                    {"path": e.path, "type": e.type, **e.extra, "id": e.id}
-                    if self.format < 3
-                    else {"type": e.type, **e.extra, "path": e.path, "id": e.id},
-                )
-                for e in self.ext_resources
-            ]
-            blocks.append(ResourceText(ext_sections).to_text(style).replace("\n\n", "\n"))
-        for sub in self._subs_in_dependency_order():
+            # one block: ext_resource lines are not separated by blank lines
             blocks.append(
-                _one(
-                    Section("sub_resource", {"type": sub.type, "id": sub.id}, sub.properties), style
+                "".join(
+                    _block(
+                        "ext_resource",
+                        # the engine's attribute order: Godot 3 path-type-id, Godot 4 type-uid-path-id
+                        {"path": e.path, "type": e.type, **e.extra, "id": e.id}
+                        if legacy
+                        else {"type": e.type, **e.extra, "path": e.path, "id": e.id},
+                        {},
+                        style,
+                        legacy,
+                    )
+                    for e in self.ext_resources
                 )
             )
+        for sub in self._subs_in_dependency_order():
+            attrs: dict[str, Variant] = {"type": sub.type, "id": sub.id}
+            blocks.append(_block("sub_resource", attrs, sub.properties, style, legacy))
         if self.kind == "gd_resource":
-            blocks.append(_one(Section("resource", {}, self.resource_properties), style))
+            blocks.append(_block("resource", {}, self.resource_properties, style, legacy))
         for node in self.nodes:
-            attrs: dict[str, Variant] = {"name": node.name}
+            attrs = {"name": node.name}
             if node.type is not None:
                 attrs["type"] = node.type
             if node.parent is not None:
                 attrs["parent"] = node.parent
+            attrs.update(node.extra)
             if node.instance is not None:
                 attrs["instance"] = node.instance
-            attrs.update(node.extra)
-            blocks.append(_one(Section("node", attrs, node.properties), style))
-        blocks.extend(_one(s, style) for s in self.tail)
+            blocks.append(_block("node", attrs, node.properties, style, legacy))
+        tail = "".join(_block(t.tag or "", t.attrs, t.properties, style, legacy) for t in self.tail)
+        if tail and legacy:
+            blocks[-1] += tail  # Godot 3 writes connections right under the last node
+        elif tail:
+            blocks.append(tail)
         return "\n".join(blocks)
 
     def _subs_in_dependency_order(self) -> list[SubResourceEntry]:
@@ -290,8 +298,26 @@ def _sub_refs(values: list[Variant]) -> list[int | str]:
     return refs
 
 
-def _one(section: Section, style: TextStyle = GODOT3_STYLE) -> str:
-    return ResourceText([section]).to_text(style)
+def _block(
+    tag: str,
+    attrs: dict[str, Variant],
+    properties: dict[str, Variant],
+    style: TextStyle,
+    legacy: bool,
+) -> str:
+    """One `[tag ...]` heading and its `key = value` lines, spelled as the engine does."""
+    heading = ""
+    for key, value in attrs.items():
+        if legacy and key == "groups" and isinstance(value, list):
+            rows = "".join(format_variant(g, style) + ",\n" for g in value)
+            heading += f" groups=[\n{rows}]"
+        elif legacy and key == "binds":
+            heading += " binds= " + format_variant(value, style)
+        else:
+            heading += f" {key}={format_variant(value, style)}"
+    lines = [f"[{tag}{heading}]"]
+    lines += [f"{format_key(k)} = {format_variant(v, style)}" for k, v in properties.items()]
+    return "\n".join(lines) + "\n"
 
 
 def _id(value: Variant) -> int | str:
