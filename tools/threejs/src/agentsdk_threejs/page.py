@@ -25,6 +25,7 @@ from agentsdk_threejs.report import (
     hex_color,
     is_failure,
     is_software_renderer,
+    software_note,
 )
 
 if TYPE_CHECKING:
@@ -166,16 +167,14 @@ class RendererPage:
             return False
         if self.playwright_page.url != server.page_url:
             return False
-        with anyio.CancelScope(shield=True):
-            try:
-                with anyio.fail_after(2):
-                    return bool(
-                        await self.playwright_page.evaluate(
-                            "!!(window.__agentsdk && window.__agentsdk.ready)"
-                        )
-                    )
-            except Exception:
-                return False
+        try:
+            with anyio.CancelScope(shield=True), anyio.fail_after(2):
+                ready = await self.playwright_page.evaluate(
+                    "!!(window.__agentsdk && window.__agentsdk.ready)"
+                )
+        except Exception:
+            return False
+        return bool(ready)
 
     async def _interrupt(self) -> None:
         """Stop runaway script; keep the page (and its scene) if it answers again, else retire it."""
@@ -216,11 +215,7 @@ def _to_result(raw: dict[str, Any], elapsed_ms: float) -> RenderResult:
         ViewSummary(view=f["view"], uniform=f["uniform"], color=hex_color(f["color"]))
         for f in frames
     ]
-    notes = []
-    if renderer.software:
-        notes.append(
-            f"Rendered in software ({renderer.renderer}): correct pictures, slower than a GPU."
-        )
+    notes = [software_note(renderer)] if renderer.software else []
     report = RenderReport(
         ok=True,
         errors=errors,

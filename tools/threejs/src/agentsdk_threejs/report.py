@@ -98,6 +98,11 @@ def is_software_renderer(renderer: str) -> bool:
     return any(marker in lowered for marker in SOFTWARE_RENDERER_MARKERS)
 
 
+def software_note(renderer: RendererInfo) -> str:
+    """The note a report carries when WebGL runs on a CPU rasteriser."""
+    return f"Rendered in software ({renderer.renderer}): correct pictures, slower than a GPU."
+
+
 def decode_data_url(data_url: str) -> bytes:
     """The bytes of a ``data:image/png;base64,...`` URL."""
     return base64.b64decode(data_url.split(",", 1)[1])
@@ -158,7 +163,8 @@ def describe_failure(report: RenderReport, code: str = "") -> str:
     lines.append(describe_stats(report.stats))
     if report.camera is not None:
         lines.append(f"Camera: {report.camera.type} at {_vec(report.camera.position)}.")
-    lines.extend(report.notes)
+    # The software-rendering note does not help fixing the scene; other notes do.
+    lines.extend(note for note in report.notes if note != software_note(report.renderer))
     return "\n".join(lines)
 
 
