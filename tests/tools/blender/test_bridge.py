@@ -149,6 +149,7 @@ async def test_wrong_token_is_refused_without_touching_the_scene(direct: Running
                 "type": "AuthError",
                 "message": "wrong or missing token",
                 "rolled_back": False,
+                "details": None,
             },
         }
     ]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import engine
+from .engine import error_response, hello_frame
 from .framing import PROTOCOL_VERSION, FrameError, encode_frame, read_frame
 
 bl_info = {
@@ -42,22 +43,6 @@ def connection_file() -> Path:
     """Where the add-on writes host, port and token for local clients."""
     base = os.environ.get("XDG_RUNTIME_DIR") or str(Path.home() / ".config")
     return Path(base) / "agentsdk-blender" / "bridge.json"
-
-
-def _failure(kind: str, message: str) -> JSON:
-    return {"ok": False, "error": {"type": kind, "message": message, "rolled_back": False}}
-
-
-def _hello() -> JSON:
-    import bpy
-
-    return {
-        "hello": "agentsdk-blender",
-        "protocol_version": PROTOCOL_VERSION,
-        "blender_version": bpy.app.version_string,
-        "pid": os.getpid(),
-        "background": bool(bpy.app.background),
-    }
 
 
 class _Pending:
@@ -87,19 +72,21 @@ class BridgeServer:
         try:
             first = read_frame(read)
         except FrameError as exc:
-            conn.sendall(encode_frame(_failure("FrameError", str(exc))))
+            conn.sendall(encode_frame(error_response("FrameError", str(exc))))
             return False
-        token = first.get("token") if isinstance(first, dict) else None
+        if first is None:
+            return False  # the client left without a word
+        token = first.get("token")
         if not isinstance(token, str) or not hmac.compare_digest(
             token.encode("utf-8"), self._token
         ):
-            conn.sendall(encode_frame(_failure("AuthError", "wrong or missing token")))
+            conn.sendall(encode_frame(error_response("AuthError", "wrong or missing token")))
             return False
         if first.get("protocol_version") != PROTOCOL_VERSION:
             message = f"this Blender speaks protocol {PROTOCOL_VERSION}, the client {first.get('protocol_version')}"
-            conn.sendall(encode_frame(_failure("ProtocolMismatch", message)))
+            conn.sendall(encode_frame(error_response("ProtocolMismatch", message)))
             return False
-        conn.sendall(encode_frame(_hello()))
+        conn.sendall(encode_frame(hello_frame()))
         return True
 
     def _serve_connection(self, conn: socket.socket, run: Any) -> None:
@@ -113,13 +100,15 @@ class BridgeServer:
                 try:
                     frame = read_frame(reader.read)
                 except FrameError as exc:  # out of step: answer once, then hang up
-                    conn.sendall(encode_frame({"id": None, **_failure("FrameError", str(exc))}))
+                    conn.sendall(
+                        encode_frame({"id": None, **error_response("FrameError", str(exc))})
+                    )
                     return
                 if frame is None:
                     return
                 command, args = frame.get("command"), frame.get("args") or {}
                 if not isinstance(command, str) or not isinstance(args, dict):
-                    reply = _failure(
+                    reply = error_response(
                         "InvalidRequest", "a request needs a string 'command' and an object 'args'"
                     )
                 else:
@@ -163,7 +152,9 @@ class BridgeServer:
         self._pending.put(pending)
         while not pending.done.wait(0.5):
             if self._stopped.is_set():
-                return _failure("BridgeStopped", "the bridge was stopped before the command ran")
+                return error_response(
+                    "BridgeStopped", "the bridge was stopped before the command ran"
+                )
         assert pending.reply is not None
         return pending.reply
 

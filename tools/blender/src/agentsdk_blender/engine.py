@@ -20,6 +20,7 @@ from mathutils import Vector
 
 from . import engine_io
 from .engine_errors import CommandError, ScriptFailed
+from .framing import PROTOCOL_VERSION
 
 JSON = dict[str, Any]
 
@@ -86,6 +87,17 @@ def _describe(obj: Any, depsgraph: Any) -> JSON:
 
 
 # --- commands -------------------------------------------------------------------------
+
+
+def hello_frame() -> JSON:
+    """The greeting a server (worker or add-on) sends: who it is and its protocol version."""
+    return {
+        "hello": "agentsdk-blender",
+        "protocol_version": PROTOCOL_VERSION,
+        "blender_version": bpy.app.version_string,
+        "pid": os.getpid(),
+        "background": bool(bpy.app.background),
+    }
 
 
 def ping(args: JSON) -> JSON:
@@ -330,7 +342,9 @@ def handle(command: str, args: JSON) -> JSON:
     """Run one command; return a response body: {"ok": True, "result"} or {"ok": False, "error"}."""
     entry = COMMANDS.get(command)
     if entry is None:
-        return _error("UnknownCommand", f"unknown command {command!r}; known: {sorted(COMMANDS)}")
+        return error_response(
+            "UnknownCommand", f"unknown command {command!r}; known: {sorted(COMMANDS)}"
+        )
     handler, mutates = entry
     snapshot = SceneSnapshot() if mutates else None
     try:
@@ -348,13 +362,16 @@ def handle(command: str, args: JSON) -> JSON:
         details = exc.details if isinstance(exc, ScriptFailed) else None
         kind = "CommandError" if isinstance(exc, CommandError) else type(exc).__name__
         message = str(exc) + "".join(f"\n{n}" for n in getattr(exc, "__notes__", []))
-        return _error(kind, message, rolled_back=rolled_back, details=details)
+        return error_response(kind, message, rolled_back=rolled_back, details=details)
     finally:
         if snapshot is not None:
             snapshot.discard()
 
 
-def _error(kind: str, message: str, *, rolled_back: bool = False, details: Any = None) -> JSON:
+def error_response(
+    kind: str, message: str, *, rolled_back: bool = False, details: Any = None
+) -> JSON:
+    """A failed response body: {"ok": False, "error": {...}}."""
     return {
         "ok": False,
         "error": {"type": kind, "message": message, "rolled_back": rolled_back, "details": details},

@@ -44,32 +44,12 @@ def request_validator() -> Validator:
     return validate
 
 
-def hello_frame() -> dict[str, Any]:
-    """The greeting a server sends first."""
-    import bpy
-
-    from .framing import PROTOCOL_VERSION
-
-    return {
-        "hello": "agentsdk-blender",
-        "protocol_version": PROTOCOL_VERSION,
-        "blender_version": bpy.app.version_string,
-        "pid": os.getpid(),
-        "background": bool(bpy.app.background),
-    }
-
-
-def failure(kind: str, exc: BaseException) -> dict[str, Any]:
-    """The error object of a response that never reached a command."""
-    return {"type": kind, "message": str(exc), "rolled_back": False, "details": None}
-
-
 def main() -> None:
     """Import bpy once, greet the host, then serve requests until stdin closes."""
     requests, responses = _protocol_streams()
     import bpy
 
-    from .engine import handle
+    from .engine import error_response, handle, hello_frame
     from .framing import SYNC_MARKER, FrameError, read_frame, write_frame
 
     validate = request_validator()
@@ -80,15 +60,15 @@ def main() -> None:
         try:
             frame = read_frame(requests.read)
         except FrameError as exc:
-            write_frame(responses, {"id": None, "ok": False, "error": failure("FrameError", exc)})
+            write_frame(responses, {"id": None, **error_response("FrameError", str(exc))})
             return  # the stream is out of step; the host restarts us
         if frame is None:
             return
         try:
             command, args = validate(frame)
         except Exception as exc:
-            error = failure("InvalidRequest", exc)
-            write_frame(responses, {"id": frame.get("id"), "ok": False, "error": error})
+            reply = error_response("InvalidRequest", str(exc))
+            write_frame(responses, {"id": frame.get("id"), **reply})
             continue
         write_frame(responses, {"id": frame.get("id"), **handle(command, args)})
 
