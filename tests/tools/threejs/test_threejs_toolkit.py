@@ -11,7 +11,7 @@ import pytest
 import trimesh
 from agentsdk.plugins import load_toolkit_class
 from agentsdk.testing import ScriptedModel
-from agentsdk_threejs import ThreeJSToolkit
+from agentsdk_threejs import RendererPool, ThreeJSToolkit
 from PIL import Image as PILImage
 
 from agentsdk import Agent, ImagePart, Tool, ToolCallPart, ToolOutcome
@@ -239,3 +239,14 @@ async def test_code_that_navigates_away_loses_the_page_not_the_toolkit(
     assert not back.is_error, back.text
     assert "started empty" in json.loads(back.text)["notes"][-1]
     assert close_to(pixel(back.images[0].data, 0.25, 0.5), (255, 0, 0))
+
+
+@pytest.mark.slow
+async def test_toolkits_sharing_a_pool_without_a_free_page_get_a_clear_error() -> None:
+    async with RendererPool(pages=1, timeout=1) as shared:
+        first, second = ThreeJSToolkit(pool=shared), ThreeJSToolkit(pool=shared)
+        async with first, second:
+            assert not (await call(first, "render_scene", code=TWO_BOXES)).is_error
+            starved = await call(second, "render_scene", code=TWO_BOXES)
+            assert starved.is_error and "one page per toolkit" in starved.text
+        assert shared.browser_pids()  # the toolkits do not close a pool they were given

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 from pydantic import BaseModel, Field
 
 from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
@@ -101,7 +102,14 @@ class ThreeJSToolkit(Toolkit):
         if self._session is None:
             if self.pool.server is None:
                 await self.start()
-            self._session = await self.pool.acquire()
+            try:
+                with anyio.fail_after(self.pool.timeout + 5):
+                    self._session = await self.pool.acquire()
+            except TimeoutError:
+                raise RendererError(
+                    f"all {self.pool.size} page(s) of the renderer pool stay busy: give the shared "
+                    "pool one page per toolkit that uses it"
+                ) from None
         return self._session
 
     @tool
