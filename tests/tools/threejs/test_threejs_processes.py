@@ -123,3 +123,17 @@ async def test_missing_webgl_and_refused_software_rendering_are_clear_errors() -
     with pytest.raises(RendererError, match=r"software rasteriser .*SwiftShader"):
         await strict.start()
     assert chromium_descendants() == []
+
+
+async def test_two_pools_in_one_process_only_close_their_own_browser() -> None:
+    async with RendererPool(pages=1) as first:
+        async with RendererPool(pages=1) as second:
+            first_pids, second_pids = first.browser_pids(), second.browser_pids()
+            assert first_pids and second_pids and not set(first_pids) & set(second_pids)
+        assert wait_gone(second_pids, 1.0) == []
+        assert all(pid_alive(pid) for pid in first_pids)
+        result = await first.render(
+            "scene.add(new THREE.Mesh(new THREE.BoxGeometry(), new THREE.MeshNormalMaterial()));"
+        )
+        assert result.report.ok and first.browser_restarts == 0
+    assert wait_gone(first_pids, 1.0) == []

@@ -83,16 +83,18 @@ def command_line(pid: int) -> str:
         return ""
 
 
-def browser_pids(executable: str, root: int | None = None) -> list[int]:
-    """Descendants of this process (or ``root``) running ``executable``."""
-    name = Path(executable).name
-    real = Path(executable).resolve().name
-    pids = []
+def browser_pids(marker: str, root: int | None = None) -> list[int]:
+    """The browser whose command line holds ``marker`` and all its child processes.
+
+    Only descendants of this process (or ``root``) are searched, and only the browser launched
+    with ``marker`` counts, so two pools in one process never see each other's processes.
+    """
+    found: list[int] = []
     for pid in descendant_pids(os.getpid() if root is None else root):
-        first = command_line(pid).split(" ", 1)[0]
-        if Path(first).name in (name, real) or first.endswith(("/chrome", "/chromium")):
-            pids.append(pid)
-    return pids
+        if marker in command_line(pid).split(" "):
+            found.append(pid)
+            found.extend(descendant_pids(pid))
+    return found
 
 
 def pid_alive(pid: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -71,6 +72,8 @@ class RendererPool:
         self._slots = anyio.Semaphore(pages)
         self._lock = anyio.Lock()
         self._known_pids: set[int] = set()
+        # Chromium ignores unknown switches; this one tells our browser from any other.
+        self._marker = f"--agentsdk-renderer-pool={secrets.token_hex(8)}"
         self._closed = False
 
     async def __aenter__(self) -> RendererPool:
@@ -124,13 +127,14 @@ class RendererPool:
     async def _launch(self) -> None:
         assert self._playwright is not None
         self._browser = await self._playwright.chromium.launch(
-            executable_path=self.executable_path, args=self.launch_args, headless=True
+            executable_path=self.executable_path,
+            args=[*self.launch_args, self._marker],
+            headless=True,
         )
         self._remember_pids()
 
     def _remember_pids(self) -> None:
-        if self.executable_path:
-            self._known_pids.update(_browser.browser_pids(self.executable_path))
+        self._known_pids.update(_browser.browser_pids(self._marker))
 
     async def _check_webgl(self, page: RendererPage) -> RendererInfo:
         raw = await page.evaluate("window.__agentsdk.info()", timeout=PAGE_READY_TIMEOUT)
