@@ -31,8 +31,9 @@ class Drawdown(BaseModel):
 
 
 class Performance(BaseModel):
-    """Return and risk figures of one symbol over its period."""
+    """Return and risk figures of one symbol over its period (fractions: 0.25 = 25%)."""
 
+    summary: str = ""  # the headline in words, for readers (and small models)
     symbol: str
     start: date
     end: date
@@ -147,6 +148,12 @@ def _rounded(perf: Performance) -> Performance:
         if isinstance(value, float):
             data[key] = round(value, 6)
     data["drawdown"]["max_drawdown"] = round(data["drawdown"]["max_drawdown"], 6)
+    dd = perf.drawdown
+    data["summary"] = (
+        f"{perf.symbol} {perf.start}..{perf.end}: total return {perf.total_return:.1%}, "
+        f"CAGR {perf.cagr:.1%}, volatility {perf.volatility:.1%}, max drawdown "
+        f"{dd.max_drawdown:.1%} (peak {dd.peak_date}, trough {dd.trough_date})"
+    )
     return Performance.model_validate(data)
 
 

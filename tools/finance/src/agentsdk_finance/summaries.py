@@ -7,7 +7,7 @@ from datetime import date
 from pydantic import BaseModel
 
 from agentsdk_finance.fundamentals import Ratios, compute_ratios
-from agentsdk_finance.metrics import Performance
+from agentsdk_finance.metrics import Performance, max_drawdown
 from agentsdk_finance.models import Fundamentals, PriceHistory, Provenance
 
 
@@ -21,6 +21,7 @@ class Bar(BaseModel):
 class PriceSummary(BaseModel):
     """A few numbers that describe a price history; never the raw rows."""
 
+    summary: str  # the headline in words
     symbol: str
     interval: str
     bars: int
@@ -29,6 +30,9 @@ class PriceSummary(BaseModel):
     high: Bar
     low: Bar
     change_pct: float
+    max_drawdown_pct: float
+    drawdown_peak: date
+    drawdown_trough: date
     average_volume: float | None
     recent: list[Bar]
     yearly_close: dict[int, float]
@@ -44,7 +48,15 @@ def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15
 
     yearly = prices.groupby(prices.index.year).last().tail(max_years)
     volume = history.frame["volume"].mean() if "volume" in history.frame else None
+    dd = max_drawdown(prices)
+    change = float(prices.iloc[-1] / prices.iloc[0] - 1)
+    summary = (
+        f"{history.symbol} {history.start}..{history.end}: {len(prices)} bars, close "
+        f"{prices.iloc[0]:.2f} -> {prices.iloc[-1]:.2f}, total return {change:.1%}, max drawdown "
+        f"{dd.max_drawdown:.1%} (peak {dd.peak_date}, trough {dd.trough_date})"
+    )
     return PriceSummary(
+        summary=summary,
         symbol=history.symbol,
         interval=history.interval,
         bars=len(prices),
@@ -52,7 +64,10 @@ def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15
         last=bar(prices.index[-1]),
         high=bar(prices.idxmax()),
         low=bar(prices.idxmin()),
-        change_pct=round(float(prices.iloc[-1] / prices.iloc[0] - 1) * 100, 2),
+        change_pct=round(change * 100, 2),
+        max_drawdown_pct=round(dd.max_drawdown * 100, 2),
+        drawdown_peak=dd.peak_date,
+        drawdown_trough=dd.trough_date,
         average_volume=round(float(volume), 0) if volume is not None and volume == volume else None,
         recent=[bar(ts) for ts in prices.index[-recent:]],
         yearly_close={int(y): round(float(v), 4) for y, v in yearly.items()},
@@ -76,6 +91,7 @@ class ComparisonRow(BaseModel):
 class Comparison(BaseModel):
     """Several symbols over their common dates, rebased to 100."""
 
+    summary: str
     start: date
     end: date
     rows: list[ComparisonRow]
@@ -99,9 +115,13 @@ def compare_rows(performances: list[Performance]) -> Comparison:
         for p in performances
     ]
     ranked = sorted(rows, key=lambda r: r.total_return, reverse=True)
+    start = min(p.start for p in performances)
+    end = max(p.end for p in performances)
+    ranking = ", ".join(f"{r.symbol} {r.total_return:.1%}" for r in ranked)
     return Comparison(
-        start=min(p.start for p in performances),
-        end=max(p.end for p in performances),
+        summary=f"Total return {start}..{end}, best first: {ranking}",
+        start=start,
+        end=end,
         rows=ranked,
         best=ranked[0].symbol,
         worst=ranked[-1].symbol,
