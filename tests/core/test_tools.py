@@ -235,3 +235,22 @@ async def test_toolkit_binds_methods_and_prefixes() -> None:
         async with a:  # nested use starts once
             pass
     assert a.events == ["start", "close"]
+
+
+@pytest.mark.anyio
+async def test_toolkit_subset_offers_only_named_tools_and_shares_lifecycle() -> None:
+    class Two(Counter):
+        @tool
+        def reset(self) -> int:
+            """Reset the counter."""
+            self.count = 0
+            return 0
+
+    full = Two()
+    subset = full.only("reset")
+    assert [t.name for t in subset.tools()] == ["reset"]
+    async with subset:
+        assert full.events == ["start"]
+    assert full.events == ["start", "close"]
+    with pytest.raises(ValueError, match="has no tool 'nope'"):
+        full.only("nope")

@@ -14,7 +14,7 @@ import anyio
 from .artifacts import ArtifactStore, default_runs_dir
 from .errors import RunTimeout
 from .events import Event, RunFailed, RunFinished
-from .loop import RunConfig, _profile, run_events
+from .loop import RunConfig, run_events
 from .messages import Message
 from .models import Model, ModelSettings, Tiers
 from .output import OutputSpec

@@ -135,6 +135,9 @@ def word_stats(text: str) -> dict[str, int]:
     return {"words": len(text.split()), "characters": len(text), "sentences": sentences}
 
 
+# The demo's small local model picks better among a few tools.
+DEMO_TOOLS: dict[str, tuple[str, ...]] = {"finance": ("performance", "price_history")}
+
 DEMO_TASKS: dict[str, tuple[str, str]] = {
     "finance": (
         "You are a financial research assistant. Use the tools to get real numbers; "

@@ -389,6 +389,36 @@ class Toolkit:
                     found.append(bound)
         return found
 
+    def only(self, *names: str) -> Toolkit:
+        """This toolkit offering just the named tools (small models choose
+        better among few). Starting and closing go to this toolkit."""
+        known = {t.name for t in self.tools()}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise ValueError(
+                f"{type(self).__name__} has no tool {unknown[0]!r} (tools: {', '.join(sorted(known))})"
+            )
+        return _ToolkitSubset(self, names)
+
+
+class _ToolkitSubset(Toolkit):
+    def __init__(self, inner: Toolkit, names: Sequence[str]):
+        super().__init__()
+        self.inner = inner
+        self.names = list(names)
+        self.name = inner.name  # type: ignore[misc]
+
+    async def __aenter__(self) -> typing.Self:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.inner.__aexit__(*exc)
+
+    def tools(self) -> list[Tool]:
+        by_name = {t.name: t for t in self.inner.tools()}
+        return [by_name[n] for n in self.names]
+
 
 ToolLike = Tool | Toolkit | Callable[..., Any] | str
 
