@@ -88,3 +88,20 @@ def test_parse_diagnostics_dedupes_and_reads_global_errors() -> None:
     output = "a.cs(3,1): error CS1525: Unexpected symbol `x'\na.cs(3,1): error CS1525: Unexpected symbol `x'\nerror CS2001: Source file `b.cs' could not be found\nCompilation failed: 2 error(s), 0 warnings\n"
     found = parse_diagnostics(output)
     assert [(d.file, d.line, d.code) for d in found] == [("a.cs", 3, "CS1525"), ("", 0, "CS2001")]
+
+
+async def test_toolkit_loads_by_name_and_says_when_no_editor_is_there(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from agentsdk.plugins import load_toolkit
+
+    monkeypatch.setenv("AGENTSDK_UNITY_BRIDGE_DIR", str(tmp_path / "nothing"))
+    for name in ("AGENTSDK_UNITY_PORT", "AGENTSDK_UNITY_TOKEN", "AGENTSDK_UNITY_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    toolkit = load_toolkit("unity")
+    assert isinstance(toolkit, UnityToolkit)
+    async with toolkit:
+        info = next(t for t in toolkit.tools() if t.name == "scene_info")
+        outcome = await info.call({}, ctx=None)
+    assert outcome.is_error
+    assert "No Unity bridge configured" in outcome.text and "AGENTSDK_UNITY_PORT" in outcome.text

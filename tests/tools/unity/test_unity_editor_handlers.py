@@ -96,6 +96,7 @@ async def test_script_write_compile_errors_carry_file_and_line(stub_editor: Mono
         assert missing.is_error and "not_found" in missing.text
 
 
+@pytest.mark.slow
 async def test_content_hash_precondition_prevents_double_edits(stub_editor: MonoHost) -> None:
     async with UnityToolkit(settings=stub_editor.settings()) as unity:
         first = await call(
@@ -139,6 +140,7 @@ async def test_content_hash_precondition_prevents_double_edits(stub_editor: Mono
         assert escape.is_error and "escapes the Assets folder" in escape.text
 
 
+@pytest.mark.slow
 async def test_build_a_prefab_from_a_compiled_script(stub_editor: MonoHost) -> None:
     project = stub_editor.bridge_dir.parents[1]
     async with UnityToolkit(settings=stub_editor.settings()) as unity:

@@ -150,15 +150,15 @@ namespace AgentSdk.Unity.Bridge
         }
     }
 
-    /// <summary>Write-then-rename so a reader never sees half a file.</summary>
+    /// <summary>Write-then-rename so a reader never sees half a file, nor a moment without one.</summary>
     public static class AtomicFile
     {
         public static void WriteAllText(string path, string text)
         {
             string temp = path + "." + Guid.NewGuid().ToString("N") + ".tmp";
             File.WriteAllText(temp, text, BridgeProtocol.Utf8);
-            if (File.Exists(path)) File.Delete(path);
-            File.Move(temp, path);
+            if (File.Exists(path)) File.Replace(temp, path, null);
+            else File.Move(temp, path);
         }
     }
 }
