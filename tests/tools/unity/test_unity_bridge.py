@@ -12,7 +12,7 @@ import pytest
 from agentsdk_unity import BridgeSettings, UnityBridge
 from agentsdk_unity.errors import BridgeAuthError, BridgeUnavailableError, UnityBridgeError
 
-from .monohost import MonoHost
+from .monohost import MonoHost, process_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -138,6 +138,7 @@ async def test_oversized_frame_closes_only_that_connection(host_exe, tmp_path) -
             assert await bridge.request("echo", {"small": True}) == {"small": True}
     finally:
         host.stop()
+        assert process_gone(host.pid)
 
 
 async def test_concurrent_requests_share_one_connection(mono_host: MonoHost) -> None:
@@ -281,3 +282,52 @@ async def test_stopped_host_leaves_status_stopped(mono_host: MonoHost) -> None:
     with pytest.raises(BridgeUnavailableError) as gone:
         await UnityBridge(mono_host.settings()).connect()
     assert "last status was 'stopped'" in str(gone.value)
+
+
+def send_request(sock: socket.socket, body: dict[str, object]) -> dict[str, object]:
+    """One raw request frame and its response."""
+    data = json.dumps(body).encode()
+    sock.sendall(struct.pack(">Q", len(data)) + data)
+    return raw_frame(sock)
+
+
+async def test_a_request_id_runs_at_most_once(mono_host: MonoHost) -> None:
+    sock, _ = raw_connect(mono_host)
+    first = send_request(sock, {"id": "dup-1", "command": "echo", "args": {"n": 1}})
+    again = send_request(sock, {"id": "dup-1", "command": "echo", "args": {"n": 2}})
+    assert first == again == {"id": "dup-1", "ok": True, "result": {"n": 1}}
+    lookup = send_request(
+        sock, {"id": "look-1", "command": "bridge.result", "args": {"request_id": "dup-1"}}
+    )
+    assert lookup["result"] == {"request_id": "dup-1", "state": "done", "response": first}
+    unknown = send_request(
+        sock, {"id": "look-2", "command": "bridge.result", "args": {"request_id": "never"}}
+    )
+    assert unknown["result"] == {"request_id": "never", "state": "unknown"}
+    bad_id = send_request(sock, {"id": "../../etc/passwd", "command": "echo"})
+    assert bad_id["id"] is None and bad_id["error"]["code"] == "bad_request"  # type: ignore[index]
+    counts = send_request(sock, {"id": "c-1", "command": "host.counts"})
+    assert counts["result"] == {"echo": 1}
+    sock.close()
+
+
+async def test_bad_hello_lines_are_refused(host_exe, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = MonoHost(host_exe, tmp_path / "bridge", "--handshake-timeout-ms", "300")
+    try:
+        with socket.create_connection(("127.0.0.1", host.port), timeout=10) as silent:
+            started = time.monotonic()
+            assert silent.recv(1) == b""  # a client that never says hello is dropped
+            assert time.monotonic() - started < 3
+        with socket.create_connection(("127.0.0.1", host.port), timeout=10) as chatty:
+            chatty.sendall(b"x" * 5000 + b"\n")
+            answer = json.loads(chatty.makefile("rb").readline())
+            assert answer["error"]["code"] == "bad_handshake"
+        with socket.create_connection(("127.0.0.1", host.port), timeout=10) as old:
+            old.sendall(json.dumps({"protocol": 0, "token": host.token()}).encode() + b"\n")
+            answer = json.loads(old.makefile("rb").readline())
+            assert answer["error"]["code"] == "protocol_mismatch"
+        async with UnityBridge(host.settings()) as bridge:
+            assert await bridge.request("echo", {"ok": 1}) == {"ok": 1}
+    finally:
+        host.stop()
+        assert process_gone(host.pid)

@@ -31,6 +31,7 @@ namespace AgentSdk.Unity.Bridge.TestHost
                 Token = _files.LoadOrCreateToken(),
                 MaxFrameBytes = long.Parse(Arg(argv, "--max-frame-bytes", BridgeProtocol.DefaultMaxFrameBytes.ToString())),
                 ServerName = "agentsdk-unity-test-host",
+                HandshakeTimeoutMs = int.Parse(Arg(argv, "--handshake-timeout-ms", "5000")),
             };
             _registry = new CommandRegistry();
             RegisterTestCommands(_registry);
