@@ -118,6 +118,7 @@ def _raw_exchange(port: int, payloads: list[bytes]) -> list[dict[str, object] | 
     return replies
 
 
+@pytest.mark.slow
 async def test_toolkit_drives_live_blender_and_renders(direct: RunningBridge) -> None:
     async with BlenderToolkit(BlenderBridge(port=direct.port, token=TOKEN)) as kit:
         tools = {t.name: t for t in kit.tools()}

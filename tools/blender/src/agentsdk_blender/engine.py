@@ -9,6 +9,7 @@ taken first and restored when the command fails.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import tempfile
@@ -311,26 +312,41 @@ class SceneSnapshot:
     In background mode (the worker, or a headless Blender) Blender's undo stack is
     unavailable (``ed.undo`` fails its poll), so the scene is saved to a temporary
     .blend and reopened on failure (about 10 ms each way for a small scene). With a
-    UI, the undo stack is used instead so the user's file path is left alone.
+    UI, the undo stack is used (with a window in the context) so the user's file path
+    is left alone; if that is refused, the file snapshot is the fallback.
     """
 
     def __init__(self) -> None:
         self._path: str | None = None
+        self._undo = False
+
+    @staticmethod
+    def _window_context() -> Any:
+        manager = bpy.context.window_manager
+        if manager is not None and manager.windows:
+            return bpy.context.temp_override(window=manager.windows[0])
+        return contextlib.nullcontext()
 
     def take(self) -> None:
-        if bpy.app.background:
-            handle, path = tempfile.mkstemp(prefix="agentsdk-snapshot-", suffix=".blend")
-            os.close(handle)
-            bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, compress=False)
-            self._path = path
-        else:
-            bpy.ops.ed.undo_push(message="agentsdk: before command")
+        if not bpy.app.background:
+            try:
+                with self._window_context():
+                    bpy.ops.ed.undo_push(message="agentsdk: before command")
+                self._undo = True
+                return
+            except RuntimeError:
+                pass
+        handle, path = tempfile.mkstemp(prefix="agentsdk-snapshot-", suffix=".blend")
+        os.close(handle)
+        bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, compress=False)
+        self._path = path
 
     def restore(self) -> None:
-        if self._path is not None:
+        if self._undo:
+            with self._window_context():
+                bpy.ops.ed.undo()
+        elif self._path is not None:
             bpy.ops.wm.open_mainfile(filepath=self._path, load_ui=False)
-        else:
-            bpy.ops.ed.undo()
 
     def discard(self) -> None:
         if self._path is not None:
