@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 from agentsdk_threejs import RendererPool
+from agentsdk_threejs._browser import command_line, descendant_pids
 from PIL import Image as PILImage
 
 ASSIMP_MODELS = Path("/usr/share/assimp/models")
@@ -21,11 +23,14 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _chromium_present() -> None:
+def _chromium_present_and_gone_afterwards() -> Iterator[None]:
     if not any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome")):
         pytest.fail(
             "Chromium is missing: run scripts/setup.d/threejs.sh (apt-get install chromium)"
         )
+    yield
+    left = [pid for pid in descendant_pids(os.getpid()) if "chrom" in command_line(pid)]
+    assert left == [], f"Chromium processes left behind by the three.js tests: {left}"
 
 
 @pytest.fixture(scope="module")
