@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import anyio
 import pytest
-from agentsdk_blender import BlenderWorker, CommandFailed, ProtocolMismatchError, SceneLostError
+from agentsdk_blender import (
+    BlenderError,
+    BlenderWorker,
+    CommandFailed,
+    ProtocolMismatchError,
+    SceneLostError,
+)
 from agentsdk_blender.framing import PROTOCOL_VERSION
 from agentsdk_blender.protocol import (
     AddModifierArgs,
@@ -156,4 +163,11 @@ async def test_cancel_and_close_leave_no_process(group_members: Callable[[int], 
     await worker.close()
     await worker.close()  # idempotent
     assert group_members(second.pid) == []
+    assert worker.pid is None
+
+
+async def test_missing_blender_binary_is_a_clear_error(tmp_path: Path) -> None:
+    worker = BlenderWorker(blender_binary=str(tmp_path / "no-such-blender"))
+    with pytest.raises(BlenderError, match=r"cannot start Blender .*no-such-blender"):
+        await worker.start()
     assert worker.pid is None

@@ -159,7 +159,12 @@ class BlenderWorker:
         self._scratch = tempfile.mkdtemp(prefix="agentsdk-blender-")
         env = {"XDG_CACHE_HOME": str(self.cache_dir), "TMPDIR": self._scratch}
         # Started from the event-loop thread: PR_SET_PDEATHSIG follows the forking thread.
-        process = start_process(self._argv(), env=env)
+        try:
+            process = start_process(self._argv(), env=env)
+        except OSError as exc:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+            raise BlenderError(f"cannot start Blender ({self._argv()[0]}): {exc}") from None
         self._process = process
         self._stderr_tail.clear()
         threading.Thread(target=self._drain_stderr, args=(process,), daemon=True).start()
