@@ -312,12 +312,12 @@ async def test_a_request_id_runs_at_most_once(mono_host: MonoHost) -> None:
 
 
 async def test_bad_hello_lines_are_refused(host_exe, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    host = MonoHost(host_exe, tmp_path / "bridge", "--handshake-timeout-ms", "300")
+    host = MonoHost(host_exe, tmp_path / "bridge", "--handshake-timeout-ms", "1500")
     try:
         with socket.create_connection(("127.0.0.1", host.port), timeout=10) as silent:
             started = time.monotonic()
             assert silent.recv(1) == b""  # a client that never says hello is dropped
-            assert time.monotonic() - started < 3
+            assert time.monotonic() - started < 4.5  # the default would be 5 s
         with socket.create_connection(("127.0.0.1", host.port), timeout=10) as chatty:
             chatty.sendall(b"x" * 5000 + b"\n")
             answer = json.loads(chatty.makefile("rb").readline())
