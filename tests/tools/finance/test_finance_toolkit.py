@@ -120,7 +120,7 @@ async def test_research_report_cites_every_figure(finance: dict, tmp_path: Path)
     assert not out.is_error, out.text
     result = json.loads(out.text)
     report = Path(result["report_path"])
-    assert report.parent == tmp_path / "run-1" / "finance-report"
+    assert report.parent == tmp_path / "run-1" / "finance-report-aapl-msft-ibm"
     text = report.read_text()
     for chart in result["charts"]:
         assert Path(chart).stat().st_size > 10_000

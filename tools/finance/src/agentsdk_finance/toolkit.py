@@ -259,5 +259,6 @@ class FinanceToolkit(Toolkit):
                 funds.append(view_fundamentals(self.provider.fundamentals(name)))
             except MarketDataError:
                 continue  # fundamentals are optional in a report
-        folder = (ctx.artifacts.dir if ctx is not None else self.output_dir) / "finance-report"
+        root = ctx.artifacts.dir if ctx is not None else self.output_dir
+        folder = root / f"finance-report-{'-'.join(names).lower()}"  # one folder per question
         return write_report(folder, histories, perfs, snaps, funds)
