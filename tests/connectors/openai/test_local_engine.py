@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import time
@@ -133,6 +134,15 @@ def test_qwen_is_assembled_from_the_wheels_and_verified(
     assert path.parent == tmp_path and path.stat().st_size == 491_400_064
     assert path.read_bytes()[:4] == b"GGUF"
     assert resolve_model_path("qwen2.5-coder-0.5b")[0] == path  # cached: not assembled twice
+    with path.open("r+b") as damaged:  # same size, one byte changed
+        damaged.seek(200_000_000)
+        byte = damaged.read(1)
+        damaged.seek(200_000_000)
+        damaged.write(bytes([byte[0] ^ 0xFF]))
+    assert resolve_model_path("default")[0] == path
+    assert (
+        hashlib.sha256(path.read_bytes()).hexdigest() == builtin.sha256
+    )  # repaired from the wheels
 
 
 @pytest.mark.anyio

@@ -62,11 +62,17 @@ class MessageEncoder:
             return hit[1]
         fragments = [dumps(wire) for wire in self.to_wire(message)]
         try:
-            ref = weakref.ref(message, lambda _r, k=key: self._cache.pop(k, None))
+            ref = weakref.ref(message, self._forgetter(key))
         except TypeError:  # not weak-referenceable: encode every time
             return fragments
         self._cache[key] = (ref, fragments)
         return fragments
+
+    def _forgetter(self, key: int) -> Callable[[weakref.ref[Message]], None]:
+        def forget(_ref: weakref.ref[Message]) -> None:
+            self._cache.pop(key, None)
+
+        return forget
 
     def to_wire(self, message: Message) -> list[dict[str, Any]]:
         """The wire dicts for one message (uncached)."""

@@ -53,6 +53,6 @@ class RetryPolicy:
             return None
         if retry_after is not None:
             return retry_after if retry_after <= self.max_retry_after else None
-        ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        ceiling = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
         # "Equal jitter": at least half the backoff, so retries never bunch up at zero.
-        return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
+        return float(ceiling / 2 + self.rng.uniform(0, ceiling / 2))

