@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pygltflib
 import pytest
+import trimesh
 from agentsdk_blender import AssetSpec, validate_asset
 
 GLTF2 = "glTF2"
@@ -146,3 +147,18 @@ def test_broken_files_become_findings(assimp_models: Path) -> None:
     assert "non_finite_positions" in {i.code for i in infinite.issues} and not infinite.ok
     with pytest.raises(ValueError, match=r"cannot validate \.fbx"):
         validate_asset(assimp_models / "FBX/box.fbx")
+
+
+def test_open_and_non_manifold_edges(assimp_models: Path, tmp_path: Path) -> None:
+    holed = validate_asset(assimp_models / "STL/sphereWithHole.stl")
+    assert (holed.meshes[0].open_edges, holed.meshes[0].non_manifold_edges) == (9, 0)
+    # three triangles hinged on one edge: that edge is used by three faces
+    fan = trimesh.Trimesh(
+        vertices=[[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1]],
+        faces=[[0, 1, 2], [1, 0, 3], [0, 1, 4]],
+        process=False,
+    )
+    fan.export(tmp_path / "fan.stl")
+    report = validate_asset(tmp_path / "fan.stl", AssetSpec(require_watertight=True))
+    assert report.meshes[0].non_manifold_edges == 1
+    assert {i.code for i in report.issues} >= {"non_manifold", "not_watertight"} and not report.ok

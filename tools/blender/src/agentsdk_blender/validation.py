@@ -82,6 +82,12 @@ def _mesh_report(name: str, mesh: trimesh.Trimesh, facts: GltfFacts | None) -> M
     if len(mesh.faces) and int(mesh.faces.max()) >= len(mesh.vertices):
         raise _BrokenIndices(name)
     welded = trimesh.Trimesh(vertices=mesh.vertices, faces=mesh.faces, process=True)
+    # How many faces use each edge: 1 = open boundary, 2 = manifold, more = non-manifold.
+    edge_use = (
+        np.unique(welded.edges_sorted, axis=0, return_counts=True)[1]
+        if len(welded.faces)
+        else np.zeros(0)
+    )
     degenerate = int(np.count_nonzero(mesh.area_faces <= 1e-12)) if len(mesh.faces) else 0
     uv = getattr(mesh.visual, "uv", None)
     info = facts.mesh(name) if facts else None
@@ -90,6 +96,8 @@ def _mesh_report(name: str, mesh: trimesh.Trimesh, facts: GltfFacts | None) -> M
         triangles=len(mesh.faces),
         vertices=len(mesh.vertices),
         watertight=bool(welded.is_watertight),
+        open_edges=int(np.count_nonzero(edge_use == 1)),
+        non_manifold_edges=int(np.count_nonzero(edge_use > 2)),
         winding_consistent=bool(welded.is_winding_consistent),
         degenerate_faces=degenerate,
         has_normals=info.has_normals if info else None,
@@ -214,7 +222,9 @@ def _check(
     watertight_severity: Severity = "error" if spec.require_watertight else "warning"
     mesh_rules: list[tuple[Severity, str, str, Callable[[MeshReport], str | None]]] = [
         (watertight_severity, "not_watertight", "have open edges",
-         lambda m: m.name if not m.watertight else None),
+         lambda m: f"{m.name} ({m.open_edges})" if m.open_edges else None),
+        (watertight_severity, "non_manifold", "have edges shared by more than two faces",
+         lambda m: f"{m.name} ({m.non_manifold_edges})" if m.non_manifold_edges else None),
         ("warning", "inconsistent_winding", "have inconsistent face winding",
          lambda m: m.name if not m.winding_consistent else None),
         ("warning", "degenerate_faces", "have zero-area faces",

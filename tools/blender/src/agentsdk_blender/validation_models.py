@@ -22,6 +22,8 @@ class MeshReport(BaseModel):
     triangles: int
     vertices: int
     watertight: bool
+    open_edges: int = 0
+    non_manifold_edges: int = 0
     winding_consistent: bool
     degenerate_faces: int
     has_normals: bool | None = None
