@@ -42,6 +42,8 @@ namespace AgentSdk.Unity.Bridge.TestHost
             Console.In.ReadToEnd();
             _server.Stop();
             _files.WriteStatus(EditorStates.Stopped);
+            // Exit now rather than wait for thread-pool work (e.g. a 'slow' command) to wind down.
+            Environment.Exit(0);
             return 0;
         }
 

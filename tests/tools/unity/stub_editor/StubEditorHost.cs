@@ -37,6 +37,7 @@ namespace AgentSdk.Unity.Bridge.TestHost
                 Thread.Sleep(5);
             }
             StubEditor.Quit();
+            Environment.Exit(0);
             return 0;
         }
     }
