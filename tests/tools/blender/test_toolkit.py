@@ -270,3 +270,14 @@ async def test_validate_what_the_agent_built(toolkit: BlenderToolkit) -> None:
     wrong = await ok(toolkit, "validate_asset", path="crate_cm.glb", **spec)
     assert not wrong["ok"]
     assert [i["code"] for i in wrong["issues"]] == ["dimensions"] * 3
+
+
+async def test_validate_fbx_through_blender_keeps_the_scene(
+    toolkit: BlenderToolkit, assimp_models: Path
+) -> None:
+    await build_red_cube_scene(toolkit)
+    before = await ok(toolkit, "scene_info")
+    report = await ok(toolkit, "validate_asset", path=str(assimp_models / "FBX/box.fbx"))
+    assert report["format"] == "fbx (read through Blender as glb)"
+    assert report["triangles"] == 12 and report["watertight"]
+    assert await ok(toolkit, "scene_info") == before

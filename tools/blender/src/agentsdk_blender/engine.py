@@ -283,6 +283,20 @@ def place_light(args: JSON) -> JSON:
     return _describe(obj, bpy.context.evaluated_depsgraph_get())
 
 
+def convert_asset(args: JSON) -> JSON:
+    """Convert a file (e.g. FBX) to another format in a clean scene, then put the scene back."""
+    snapshot = SceneSnapshot()
+    snapshot.take()
+    try:
+        reset({})
+        imported = engine_io.import_asset({"path": args["path"]})
+        exported = engine_io.export_asset({"path": args["output"]})
+        return {**exported, "objects": imported["objects"]}
+    finally:
+        snapshot.restore()
+        snapshot.discard()
+
+
 # --- dispatch -------------------------------------------------------------------------
 
 Handler = Callable[[JSON], JSON]
@@ -301,6 +315,7 @@ COMMANDS: dict[str, tuple[Handler, bool]] = {
     "place_light": (place_light, True),
     "import_asset": (engine_io.import_asset, True),
     "export_asset": (engine_io.export_asset, False),
+    "convert_asset": (convert_asset, False),  # restores the scene itself, success or not
     "render": (engine_io.render, True),
     "execute_python": (engine_io.execute_python, True),
 }

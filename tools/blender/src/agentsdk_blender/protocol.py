@@ -22,6 +22,8 @@ __all__ = [
     "AddModifierArgs",
     "Auth",
     "CommandFailure",
+    "ConvertAssetArgs",
+    "ConvertResult",
     "CreatePrimitiveArgs",
     "DeleteArgs",
     "DeleteResult",
@@ -219,6 +221,13 @@ class ExportAssetArgs(_Strict):
     names: list[str] = Field(default_factory=list)
 
 
+class ConvertAssetArgs(_Strict):
+    """Convert ``path`` to ``output`` (format from its extension) without touching the scene."""
+
+    path: str
+    output: str
+
+
 View = Literal["camera", "front", "back", "left", "right", "top", "perspective"]
 
 
@@ -256,6 +265,7 @@ COMMAND_ARGS: dict[str, type[BaseModel]] = {
     "place_light": PlaceLightArgs,
     "import_asset": ImportAssetArgs,
     "export_asset": ExportAssetArgs,
+    "convert_asset": ConvertAssetArgs,
     "render": RenderArgs,
     "execute_python": ExecutePythonArgs,
 }
@@ -340,6 +350,15 @@ class ExportResult(BaseModel):
     path: str
     format: str
     bytes: int
+
+
+class ConvertResult(BaseModel):
+    """A converted file and the objects it held."""
+
+    path: str
+    format: str
+    bytes: int
+    objects: list[str]
 
 
 class RenderedView(BaseModel):

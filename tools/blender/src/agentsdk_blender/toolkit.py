@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import tempfile
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -417,7 +418,7 @@ class BlenderToolkit(Toolkit):
         origin: Literal["any", "bottom_center", "center"] = "any",
         ctx: ToolContext | None = None,
     ) -> AssetReport:
-        """Check a 3D file (glb, gltf, obj, stl, ply) against a spec and report what is wrong:
+        """Check a 3D file (glb, gltf, obj, stl, ply; fbx via Blender) against a spec and report what is wrong:
         triangles, watertight/manifold, degenerate faces, normals, UVs, materials/textures,
         size in metres, origin, skins, animations, morph targets.
 
@@ -436,4 +437,14 @@ class BlenderToolkit(Toolkit):
             require_uvs=require_uvs, origin=origin,
         )  # fmt: skip
         target = self._input_path(path, ctx)
-        return await anyio.to_thread.run_sync(validate_asset, target, spec)
+        if target.suffix.lower() != ".fbx":
+            return await anyio.to_thread.run_sync(validate_asset, target, spec)
+        # trimesh cannot read FBX: Blender converts it to GLB (the scene is left as it was).
+        with tempfile.TemporaryDirectory(prefix="agentsdk-validate-") as folder:
+            glb = Path(folder) / f"{target.stem}.glb"
+            args = p.ConvertAssetArgs(path=str(target), output=str(glb))
+            await self._call("convert_asset", args, p.ConvertResult)
+            report = await anyio.to_thread.run_sync(validate_asset, glb, spec)
+        return report.model_copy(
+            update={"path": str(target), "format": "fbx (read through Blender as glb)"}
+        )
