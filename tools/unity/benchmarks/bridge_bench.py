@@ -68,10 +68,13 @@ async def measure(host: MonoHost) -> list[dict[str, object]]:
         )
         add("receive 8 MB", await timed(lambda: bridge.request("large", {"bytes": 8_000_000}), 5))
 
+        async def one_echo() -> None:
+            await bridge.request("echo", {"x": 1})
+
         async def burst() -> None:
             async with anyio.create_task_group() as group:
                 for _ in range(64):
-                    group.start_soon(bridge.request, "echo", {"x": 1})
+                    group.start_soon(one_echo)
 
         samples = await timed(burst, 10)
         add(
