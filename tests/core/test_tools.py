@@ -152,6 +152,14 @@ async def test_exceptions_become_errors_without_traceback() -> None:
     out = await polite.call({})
     assert out.text == "Line 3: unknown object 'Cube.001'. Use scene_info to list objects."
 
+    @tool
+    def blank() -> str:
+        raise ToolError("The frame is blank: add a light.", images=[Image(PNG_1PX)])
+
+    out = await blank.call({})
+    assert out.is_error and out.text == "The frame is blank: add a light."
+    assert [p.media_type for p in out.images] == ["image/png"]
+
 
 @dataclasses.dataclass
 class Stats:

@@ -41,8 +41,13 @@ __all__ = [
 class ToolError(Exception):
     """Raise inside a tool to tell the model what went wrong and how to fix it.
 
-    The message is sent to the model as an error result, verbatim.
+    The message is sent to the model as an error result, verbatim, followed by
+    any ``images`` (e.g. the blank or broken frame the model should look at).
     """
+
+    def __init__(self, message: str, *, images: Sequence[Image] = ()):
+        super().__init__(message)
+        self.images = list(images)
 
 
 class ToolSpec(BaseModel):
@@ -254,7 +259,9 @@ class Tool:
             msg = f"Tool '{self.name}' timed out after {self.timeout:g} s."
             return ToolOutcome([TextPart(text=msg)], is_error=True, kind="timeout")
         except ToolError as exc:
-            return ToolOutcome([TextPart(text=str(exc))], is_error=True, kind="error")
+            parts: list[TextPart | ImagePart] = [TextPart(text=str(exc))]
+            parts.extend(image.to_part() for image in exc.images)
+            return ToolOutcome(parts, is_error=True, kind="error")
         except Exception as exc:
             text = f"Tool '{self.name}' failed: {type(exc).__name__}: {exc}"
             return ToolOutcome([TextPart(text=text)], is_error=True, kind="error")
