@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from agentsdk.tracing import read_trace
 
 
