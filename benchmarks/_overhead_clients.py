@@ -165,34 +165,61 @@ def raw_floor(variant: str) -> Callable[[str], HttpClient]:
 # --- frameworks ---------------------------------------------------------------------------
 
 
-def agentsdk_client(base_url: str) -> HttpClient:
+def _agentsdk_transport(variant: str) -> Any:
+    """An httpx transport for the connector's ``transport=`` option (None: as shipped)."""
+    if variant == "default":
+        return None
+    import httpx
+
+    if variant == "httpx-unlimited":
+        unlimited = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+        return httpx.AsyncHTTPTransport(limits=unlimited)
+    if variant == "aiohttp":
+        import aiohttp
+        from httpx_aiohttp import AiohttpTransport
+
+        # The session must be created inside the running loop: hand over a factory.
+        return AiohttpTransport(
+            client=lambda: aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        )
+    raise ValueError(f"unknown agentsdk transport {variant}")
+
+
+def agentsdk_client(variant: str = "default") -> Callable[[str], HttpClient]:
     """agentsdk through agentsdk-openai's ``connect("openai:NAME@URL")``."""
-    from agentsdk.events import RunFinished
-    from agentsdk_openai import connect
 
-    from agentsdk import Agent, tool
+    def factory(base_url: str) -> HttpClient:
+        from agentsdk.events import RunFinished
+        from agentsdk_openai import connect
 
-    os.environ.setdefault("OPENAI_API_KEY", "bench")  # the openai scheme insists on a key
-    add_tool = tool(add)
-    models: dict[int, Any] = {}
+        from agentsdk import Agent, tool
 
-    async def run(turns: int, stream: bool) -> str:
-        if turns not in models:
-            models[turns] = connect(f"openai:{model_name(turns)}@{base_url}")
-        agent = Agent(models[turns], PROMPT, [add_tool], max_turns=turns + 5)
-        if not stream:
-            return str((await agent.run("add things")).output)
-        output = ""
-        async for event in agent.stream("add things"):
-            if isinstance(event, RunFinished):
-                output = str(event.output)
-        return output
+        os.environ.setdefault("OPENAI_API_KEY", "bench")  # the openai scheme insists on a key
+        add_tool = tool(add)
+        models: dict[int, Any] = {}
 
-    async def close() -> None:
-        for model in models.values():
-            await model.aclose()
+        async def run(turns: int, stream: bool) -> str:
+            if turns not in models:
+                transport = _agentsdk_transport(variant)
+                options = {"transport": transport} if transport is not None else {}
+                models[turns] = connect(f"openai:{model_name(turns)}@{base_url}", **options)
+            agent = Agent(models[turns], PROMPT, [add_tool], max_turns=turns + 5)
+            if not stream:
+                return str((await agent.run("add things")).output)
+            output = ""
+            async for event in agent.stream("add things"):
+                if isinstance(event, RunFinished):
+                    output = str(event.output)
+            return output
 
-    return HttpClient(run=run, close=close, transport="agentsdk-openai")
+        async def close() -> None:
+            for model in models.values():
+                await model.aclose()
+
+        label = "agentsdk-openai (httpx)" if variant == "default" else f"connector + {variant}"
+        return HttpClient(run=run, close=close, transport=label)
+
+    return factory
 
 
 def openai_agents_client(base_url: str) -> HttpClient:
@@ -249,7 +276,9 @@ def pydantic_ai_client(base_url: str) -> HttpClient:
 
 CLIENTS: dict[str, Callable[[str], HttpClient]] = {
     "floor": raw_floor("httpx"),
-    "agentsdk": agentsdk_client,
+    "agentsdk": agentsdk_client(),
+    "agentsdk+aiohttp": agentsdk_client("aiohttp"),
+    "agentsdk+httpx-unlimited": agentsdk_client("httpx-unlimited"),
     "openai-agents": openai_agents_client,
     "pydantic-ai": pydantic_ai_client,
 }

@@ -25,7 +25,7 @@ class HttpPlan:
     c1_runs: int = 10
     concurrency: tuple[tuple[int, int], ...] = ((100, 20), (1000, 5))  # (runs at once, turns)
     streaming: bool = True
-    run_timeout: float = 300.0
+    run_timeout: float = 300.0  # a run still unfinished after this counts as an error
 
 
 def current_rss_mb() -> float:
@@ -62,16 +62,19 @@ async def _concurrent(client: HttpClient, runs: int, turns: int, timeout: float)
     async def one() -> str:
         return await asyncio.wait_for(client.run(turns, False), timeout)
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     outcomes = await asyncio.gather(*(one() for _ in range(runs)), return_exceptions=True)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     failures = [o for o in outcomes if isinstance(o, BaseException)]
+    completed = runs - len(failures)  # only finished runs count as throughput
     return {
         "runs": runs,
         "turns": turns,
         "seconds": round(elapsed, 2),
-        "runs_per_s": round(runs / elapsed, 2),
-        "calls_per_s": round(runs * (turns + 1) / elapsed, 1),
+        "runs_per_s": round(completed / elapsed, 2),
+        "calls_per_s": round(completed * (turns + 1) / elapsed, 1),
+        "cpu_s": round(cpu, 2),
+        "calls_per_cpu_s": round(completed * (turns + 1) / cpu, 1) if cpu else None,
         "errors": len(failures),
         "first_error": f"{type(failures[0]).__name__}: {failures[0]}"[:300] if failures else None,
     }

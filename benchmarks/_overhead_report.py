@@ -98,7 +98,8 @@ def http_table(results: dict[str, dict[str, Any]], title: str) -> str:
     keys = _concurrency_keys(results)
     header = [title, "ms/turn c=1", "stream ms/turn", "client CPU ms/turn"]
     for key in keys:
-        header += [f"runs/s {key.replace('c', 'c=')}", f"calls/s {key.replace('c', 'c=')}"]
+        at = key.replace("c", "c=")
+        header += [f"runs/s {at}", f"calls/s {at}", f"calls per CPU-s {at}"]
     header += ["errors", "peak RSS MB", "KB per concurrent run"]
     rows = []
     for name, r in results.items():
@@ -111,7 +112,7 @@ def http_table(results: dict[str, dict[str, Any]], title: str) -> str:
         errors = 0
         for key in keys:
             phase = r.get(key, {})
-            row += [phase.get("runs_per_s"), phase.get("calls_per_s")]
+            row += [phase.get("runs_per_s"), phase.get("calls_per_s"), phase.get("calls_per_cpu_s")]
             errors += phase.get("errors", 0)
         row += [errors, r.get("peak_rss_mb"), r.get("kb_per_concurrent_run")]
         rows.append(row)

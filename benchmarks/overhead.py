@@ -35,6 +35,8 @@ README = HERE / "README.md"
 README_BEGIN, README_END = "<!-- overhead:begin -->", "<!-- overhead:end -->"
 INPROCESS = ["floor", "agentsdk", "openai-agents", "openai-agents-scripted", "pydantic-ai"]
 HTTP = ["floor", "agentsdk", "openai-agents", "pydantic-ai"]
+# The connector as shipped, and with the transports the investigation compares.
+HTTP_AGENTSDK_VARIANTS = ["agentsdk+aiohttp", "agentsdk+httpx-unlimited"]
 
 
 # --- the benchmark environment -------------------------------------------------------------
@@ -107,8 +109,18 @@ def run_worker(kind: str, name: str, config: dict[str, Any], timeout: float) -> 
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return {"error": f"exit {done.returncode}: {tail}"}
     result = json.loads(lines[-1])
-    print(f"  {kind:9} {name:24} {time.perf_counter() - started:6.1f} s", flush=True)
+    summary = _summary(result)
+    print(f"  {kind:9} {name:26} {time.perf_counter() - started:6.1f} s  {summary}", flush=True)
     return result
+
+
+def _summary(result: dict[str, Any]) -> str:
+    if "cpu_us_per_turn" in result:
+        return f"{result['cpu_us_per_turn']} µs/turn"
+    phases = [k for k in result if k.startswith("c") and k[1:].isdigit()]
+    return "  ".join(
+        f"{k}: {result[k].get('calls_per_s', result[k].get('ms_per_turn'))}" for k in phases
+    )
 
 
 class FakeServer:
@@ -153,7 +165,13 @@ def plan(quick: bool, c1000_turns: int) -> dict[str, Any]:
     return {
         "inprocess": {"turns": 20, "flat_turns": 40, "repeats": 30, "warmup": 5},
         "http": {"turns": 20, "c1_runs": 10, "concurrency": concurrency},
-        "transports": {"turns": 20, "c1_runs": 5, "concurrency": concurrency, "streaming": False},
+        # A bounded httpx pool is quadratic in its queue: keep these runs short.
+        "transports": {
+            "turns": 20,
+            "c1_runs": 3,
+            "concurrency": [[100, 5], [1000, 1]],
+            "streaming": False,
+        },
     }
 
 
@@ -179,7 +197,7 @@ def main() -> None:
     parser.add_argument("--no-bench-venv", action="store_true", help="run in this interpreter")
     parser.add_argument("--skip-inprocess", action="store_true")
     parser.add_argument("--skip-http", action="store_true")
-    parser.add_argument("--c1000-turns", type=int, default=4, help="tool turns per run at c=1000")
+    parser.add_argument("--c1000-turns", type=int, default=2, help="tool turns per run at c=1000")
     parser.add_argument("--output", type=Path, default=HERE / "results" / "overhead.json")
     parser.add_argument(
         "--worker", nargs=3, metavar=("KIND", "NAME", "CONFIG"), help=argparse.SUPPRESS
@@ -203,28 +221,27 @@ def main() -> None:
     transports = TRANSPORTS if args.transports is None else args.transports
     report: dict[str, Any] = {"machine": machine(), "plan": work}
     print(machine_line(report["machine"]), flush=True)
-    report["inprocess"] = {
-        name: run_worker("inprocess", name, work["inprocess"], 300)
-        for name in INPROCESS
-        if name in selected and not args.skip_inprocess
-    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+
+    def measure(section: str, key: str, kind: str, name: str, config: dict, limit: float) -> None:
+        report.setdefault(section, {})[key] = run_worker(kind, name, config, limit)
+        args.output.write_text(json.dumps(report, indent=2) + "\n")  # partial results survive
+
+    report["inprocess"] = {}
+    for name in INPROCESS:
+        if name in selected and not args.skip_inprocess:
+            measure("inprocess", name, "inprocess", name, work["inprocess"], 300)
     if not args.skip_http:
         server = FakeServer()
         with server as base_url:
-            report["http"] = {
-                name: run_worker("http", name, {**work["http"], "base_url": base_url}, 600)
-                for name in HTTP
-                if name in selected
-            }
-            report["transports"] = {
-                variant: run_worker(
-                    "http",
-                    f"transport:{variant}",
-                    {**work["transports"], "base_url": base_url},
-                    600,
-                )
-                for variant in transports
-            }
+            http_names = [n for n in HTTP if n in selected]
+            if "agentsdk" in http_names and args.transports is None:
+                http_names += HTTP_AGENTSDK_VARIANTS
+            for name in http_names:
+                measure("http", name, "http", name, {**work["http"], "base_url": base_url}, 900)
+            for variant in transports:
+                config = {**work["transports"], "base_url": base_url}
+                measure("transports", variant, "http", f"transport:{variant}", config, 600)
         report["server_pid"] = server.pid
     report["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     report["seconds"] = round(time.perf_counter() - started, 1)
@@ -236,7 +253,6 @@ def main() -> None:
         tables.append(http_table(report["transports"], "raw floor over"))
     section = "\n\n".join([f"Machine: {machine_line(report['machine'])}", *tables])
     print("\n" + section + f"\n\nwhole run: {report['seconds']} s")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.output}")
     if (
