@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 from agentsdk.plugins import resolve_model
-from agentsdk_openai import ENGINE_PROFILES, LocalChatModel, OpenAIChatModel, connect
+from agentsdk_openai import ENGINE_PROFILES, LocalChatModel, LocalEngine, OpenAIChatModel, connect
 from openai_wire_shapes import Recorder, completion
 
 from agentsdk import Agent, ModelAuthError, ModelRequest
@@ -96,12 +96,14 @@ def test_bad_model_strings() -> None:
 
 
 def test_local_default_is_instant_and_starts_nothing() -> None:
+    shared = LocalEngine.shared("default")
+    pid_before = shared.pid  # other tests may have started the shared engine already
     started = time.perf_counter()
     model = connect("local:default")
     elapsed = time.perf_counter() - started
     assert isinstance(model, LocalChatModel) and model.name == "local:qwen2.5-coder-0.5b"
-    assert elapsed < 0.5 and model.local_engine.pid is None
-    assert (
-        connect("local:qwen2.5-coder-0.5b").local_engine is model.local_engine
-    )  # one shared engine
+    assert elapsed < 0.5 and model.local_engine is shared and shared.pid == pid_before
+    assert connect("local:qwen2.5-coder-0.5b").local_engine is shared  # one shared engine
     assert Agent(model="local:default").model.name == "local:qwen2.5-coder-0.5b"
+    fresh = connect("local:/models/not-started-yet.gguf")
+    assert fresh.local_engine.pid is None and fresh.local_engine is not shared  # type: ignore[attr-defined]

@@ -298,14 +298,7 @@ class OpenAIChatModel:
             retry_after: float | None = None
             try:
                 response = await client.send(request, stream=stream)
-            except (
-                httpx.ConnectError,
-                httpx.ConnectTimeout,
-                httpx.ReadTimeout,
-                httpx.RemoteProtocolError,
-                httpx.ReadError,
-                httpx.PoolTimeout,
-            ) as exc:
+            except httpx.TransportError as exc:  # connect/read/write errors and timeouts
                 problem = f"{type(exc).__name__}: {exc or 'no detail'}"
                 status = None
             else:

@@ -12,6 +12,8 @@ from pathlib import Path
 import platformdirs
 from pydantic import BaseModel
 
+from agentsdk import ModelError
+
 __all__ = ["BUILTIN_MODELS", "BuiltinModel", "LocalModelError", "resolve_model_path"]
 
 logger = logging.getLogger("agentsdk_openai.local")
@@ -19,7 +21,7 @@ logger = logging.getLogger("agentsdk_openai.local")
 _CHUNK = 8 * 1024 * 1024
 
 
-class LocalModelError(RuntimeError):
+class LocalModelError(ModelError):
     """A local model file is missing or corrupt; the message says how to get it."""
 
 

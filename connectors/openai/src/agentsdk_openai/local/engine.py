@@ -16,6 +16,8 @@ import anyio
 import httpx
 from agentsdk.sandbox import ManagedProcess, start_process
 
+from agentsdk import ModelError
+
 from .catalog import BUILTIN_MODELS, BuiltinModel, LocalModelError, resolve_model_path
 
 __all__ = ["LocalEngine", "LocalEngineError", "running_engines", "stop_all_engines"]
@@ -26,7 +28,7 @@ _TEMPLATES = Path(__file__).parent / "templates"
 _ENGINES: dict[str, LocalEngine] = {}
 
 
-class LocalEngineError(RuntimeError):
+class LocalEngineError(ModelError):
     """The local engine could not start; the message includes the end of its log."""
 
 
