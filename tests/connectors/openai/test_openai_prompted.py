@@ -86,10 +86,17 @@ def test_broken_json_keeps_the_raw_text_for_the_model_to_fix() -> None:
 
 def test_plain_answers_and_json_answers_are_not_calls() -> None:
     assert parse_tool_calls("It is sunny in Oslo.", ["weather"]) == ("It is sunny in Oslo.", [])
-    data = (
-        '{"name": "Oslo", "arguments": {"population": 700000}}'  # JSON that names no offered tool
-    )
+    data = '{"name": "Oslo", "country": "Norway", "population": 700000}'  # JSON, not a call
     assert parse_tool_calls(data, ["weather"]) == (data, [])
+    fenced = 'Here:\n```json\n{"name": "Oslo", "population": 700000}\n```'
+    assert parse_tool_calls(fenced, ["weather"]) == (fenced, [])
+
+
+def test_a_call_to_a_tool_that_does_not_exist_still_reaches_the_loop() -> None:
+    # The loop answers with the list of real tools, so the model can recover.
+    text = '{"name":"say_hello","arguments": {"message":"Bonjour !"}}'
+    _, calls = parse_tool_calls(text, ["weather"])
+    assert [(c.name, c.arguments) for c in calls] == [("say_hello", {"message": "Bonjour !"})]
 
 
 @pytest.mark.anyio

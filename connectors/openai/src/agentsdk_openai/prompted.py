@@ -58,9 +58,14 @@ def render_tool_calls(calls: Sequence[ToolCallPart]) -> str:
     )
 
 
-def _call_from_object(obj: Any) -> ToolCallPart | None:
+_CALL_SHAPES = ({"name", "arguments"}, {"name", "parameters"})
+
+
+def _call_from_object(obj: Any, known: set[str] | None) -> ToolCallPart | None:
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         return None
+    if known is not None and obj["name"] not in known and set(obj) not in _CALL_SHAPES:
+        return None  # JSON that merely has a "name" field, not a call
     arguments = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(arguments, str):  # some models JSON-encode the arguments twice
         try:
@@ -72,14 +77,19 @@ def _call_from_object(obj: Any) -> ToolCallPart | None:
     return ToolCallPart(name=obj["name"], arguments=arguments)
 
 
-def _calls_from_json(text: str) -> list[ToolCallPart] | None:
-    """Calls in a JSON text holding one call object or a list of them; None if it is not that."""
+def _calls_from_json(text: str, known: set[str] | None = None) -> list[ToolCallPart] | None:
+    """Calls in a JSON text holding one call object or a list of them; None if it is not that.
+
+    With ``known``, an object counts when it names a known tool or has exactly the shape
+    of a call (``name`` plus ``arguments``); an unknown name then reaches the loop, which
+    tells the model which tools exist.
+    """
     try:
         value = json.loads(text)
     except ValueError:
         return None
     objects = value if isinstance(value, list) else [value]
-    calls = [_call_from_object(o) for o in objects]
+    calls = [_call_from_object(o, known) for o in objects]
     if not calls or any(c is None for c in calls):
         return None
     return [c for c in calls if c is not None]
@@ -101,8 +111,8 @@ def parse_tool_calls(text: str, tool_names: Sequence[str]) -> tuple[str, list[To
     """Split a model's text into (remaining text, tool calls).
 
     Tagged calls are always taken (an unknown name lets the loop tell the model which
-    tools exist). Fenced and bare JSON count as calls only when they name an offered
-    tool, so an answer that merely contains JSON is left alone.
+    tools exist). Fenced and bare JSON count as calls when they name an offered tool or
+    have exactly the shape of a call, so an answer that merely contains JSON is left alone.
     """
     tagged = list(_TAGGED.finditer(text))
     if tagged:
@@ -118,26 +128,25 @@ def parse_tool_calls(text: str, tool_names: Sequence[str]) -> tuple[str, list[To
 
     known = set(tool_names)
 
-    def offered(calls: list[ToolCallPart] | None) -> bool:
-        return bool(calls) and all(c.name in known for c in calls or [])
-
     for match in _FENCED.finditer(text):
-        found = _calls_from_json(match.group(1).strip())
-        if offered(found):
+        found = _calls_from_json(match.group(1).strip(), known)
+        if found:
             remaining = (text[: match.start()] + text[match.end() :]).strip()
-            return remaining, found or []
+            return remaining, found
 
     stripped = text.strip()
-    found = _calls_from_json(stripped)
-    if offered(found):
-        return "", found or []
+    found = _calls_from_json(stripped, known)
+    if found:
+        return "", found
     # One call object per line, possibly after a sentence of preamble.
     line_calls: list[ToolCallPart] = []
     kept: list[str] = []
     for line in stripped.splitlines():
-        candidate = _calls_from_json(line.strip()) if line.strip().startswith(("{", "[")) else None
-        if offered(candidate):
-            line_calls.extend(candidate or [])
+        candidate = (
+            _calls_from_json(line.strip(), known) if line.strip().startswith(("{", "[")) else None
+        )
+        if candidate:
+            line_calls.extend(candidate)
         else:
             kept.append(line)
     if line_calls:
