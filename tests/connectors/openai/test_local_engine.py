@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import anyio
 import pytest
 from agentsdk_openai import LocalEngine, LocalModelError, connect
 from agentsdk_openai.local.catalog import BuiltinModel, resolve_model_path
+from agentsdk_openai.local.engine import _remove_stale_workdirs
 from conftest import pid_alive
 
 
@@ -61,16 +63,21 @@ def test_server_dies_with_a_crashed_parent(engine_pids: list[int]) -> None:
         "from agentsdk_openai import LocalEngine\n"
         "engine = LocalEngine('smollm2-135m')\n"
         "anyio.run(engine.start)\n"
-        "print(engine.pid, flush=True)\n"
+        "print(engine.pid, os.getpid(), flush=True)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"  # no atexit, no cleanup: a hard crash
     )
     parent = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=240
     )
     assert parent.returncode == -9, parent.stderr[-2000:]
-    pid = int(parent.stdout.split()[0])
+    pid, parent_pid = (int(word) for word in parent.stdout.split()[:2])
     engine_pids.append(pid)
     assert _wait_dead(pid), f"engine pid {pid} survived its parent"
+    # The dead parent could not delete the engine's log folder; the next start does.
+    leftovers = list(Path(tempfile.gettempdir()).glob(f"agentsdk-engine-{parent_pid}-*"))
+    assert len(leftovers) == 1
+    _remove_stale_workdirs()
+    assert not leftovers[0].exists()
 
 
 def test_unknown_model_says_what_exists() -> None:

@@ -6,6 +6,7 @@ import atexit
 import logging
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,7 @@ __all__ = ["LocalEngine", "LocalEngineError", "running_engines", "stop_all_engin
 logger = logging.getLogger("agentsdk_openai.local")
 
 _TEMPLATES = Path(__file__).parent / "templates"
+_WORKDIR_PREFIX = "agentsdk-engine-"
 _ENGINES: dict[str, LocalEngine] = {}
 
 
@@ -143,7 +145,8 @@ class LocalEngine:
         template = self._chat_template
         if template is None and builtin is not None and builtin.chat_template:
             template = _TEMPLATES / builtin.chat_template
-        self._workdir = tempfile.TemporaryDirectory(prefix="agentsdk-engine-")
+        _remove_stale_workdirs()
+        self._workdir = tempfile.TemporaryDirectory(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-")
         work = Path(self._workdir.name)
         ready = work / "address"
         self._log_path = work / "server.log"
@@ -228,6 +231,24 @@ class LocalEngine:
     def stop_now(self) -> None:
         """Synchronous ``stop`` for atexit handlers and finalisers."""
         self._cleanup()
+
+
+def _remove_stale_workdirs() -> None:
+    """Delete the log folders of engines whose parent process died without cleaning up."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_WORKDIR_PREFIX}*-*"):
+        owner = folder.name.removeprefix(_WORKDIR_PREFIX).split("-", 1)[0]
+        if owner.isdigit() and not _process_exists(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def running_engines() -> list[LocalEngine]:
