@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from collections.abc import Sequence
@@ -222,9 +223,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_plugin_logs() -> None:
+    """Engines say what they are doing (starting, ready) through ``logging``;
+    the CLI shows those messages as progress lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("         %(name)s: %(message)s"))
+    for name in ("agentsdk", "agentsdk_openai", "agentsdk_anthropic"):
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            logger.addHandler(handler)
+            logger.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``agentsdk`` command."""
     args = build_parser().parse_args(argv)
+    if args.command in ("run", "demo"):
+        _show_plugin_logs()
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
