@@ -94,7 +94,8 @@ class _RawPoster:
             response.raise_for_status()
             raw = response.content
         if not stream:
-            return json.loads(raw)["choices"][0]["message"]
+            message: dict[str, Any] = json.loads(raw)["choices"][0]["message"]
+            return message
         return _message_from_sse(raw)
 
     async def close(self) -> None:
@@ -143,7 +144,11 @@ def raw_floor(variant: str) -> Callable[[str], HttpClient]:
         async def run(turns: int, stream: bool) -> str:
             messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
             while True:
-                payload = {"model": model_name(turns), "messages": messages, "tools": [ADD_SCHEMA]}
+                payload: dict[str, Any] = {
+                    "model": model_name(turns),
+                    "messages": messages,
+                    "tools": [ADD_SCHEMA],
+                }
                 if stream:
                     payload["stream"] = True
                 message = await poster.exchange(payload, stream)

@@ -40,7 +40,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-async def _sequential(client: HttpClient, turns: int, runs: int, stream: bool) -> dict:
+async def _sequential(client: HttpClient, turns: int, runs: int, stream: bool) -> dict[str, Any]:
     expected = f"Done after {turns} additions."
     for _ in range(2):
         output = await client.run(turns, stream)
@@ -58,7 +58,7 @@ async def _sequential(client: HttpClient, turns: int, runs: int, stream: bool) -
     }
 
 
-async def _concurrent(client: HttpClient, runs: int, turns: int, timeout: float) -> dict:
+async def _concurrent(client: HttpClient, runs: int, turns: int, timeout: float) -> dict[str, Any]:
     async def one() -> str:
         return await asyncio.wait_for(client.run(turns, False), timeout)
 

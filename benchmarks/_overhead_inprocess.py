@@ -114,7 +114,7 @@ def openai_agents_factory(turns: int) -> Callable[[], Awaitable[Any]]:
     set_tracing_disabled(True)
     outputs = _openai_agents_outputs(turns)
 
-    class CannedModel(Model):
+    class CannedModel(Model):  # type: ignore[misc,unused-ignore]
         def __init__(self) -> None:
             self.position = 0
 
@@ -196,7 +196,9 @@ def _turn_gaps(clock: list[int]) -> list[float]:
     return [(later - earlier) / 1000 for earlier, later in itertools.pairwise(clock)]
 
 
-async def _measure(name: str, turns: int, flat_turns: int, repeats: int, warmup: int) -> dict:
+async def _measure(
+    name: str, turns: int, flat_turns: int, repeats: int, warmup: int
+) -> dict[str, Any]:
     factory = FACTORIES[name]
     one_run = factory(turns)
     for _ in range(warmup):
@@ -231,7 +233,7 @@ async def _measure(name: str, turns: int, flat_turns: int, repeats: int, warmup:
     }
 
 
-def measure(name: str, turns: int, flat_turns: int, repeats: int, warmup: int) -> dict:
+def measure(name: str, turns: int, flat_turns: int, repeats: int, warmup: int) -> dict[str, Any]:
     """Run one framework's in-process measurement in this process and return its numbers."""
     gc.collect()
     return asyncio.run(_measure(name, turns, flat_turns, repeats, warmup))

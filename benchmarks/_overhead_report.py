@@ -32,7 +32,7 @@ def machine() -> dict[str, Any]:
                 break
     with open("/proc/meminfo") as meminfo:
         mem_kb = int(meminfo.readline().split()[1])
-    versions = {}
+    versions: dict[str, str | None] = {}
     for name in PACKAGES:
         try:
             versions[name] = metadata.version(name)
@@ -122,7 +122,9 @@ def http_table(results: dict[str, dict[str, Any]], title: str) -> str:
 def machine_line(info: dict[str, Any]) -> str:
     """One sentence describing the machine and the load on it."""
     load = ", ".join(str(x) for x in info["load_average_at_start"])
+    end = ", ".join(str(x) for x in info.get("load_average_at_end", []))
     return (
         f"{info['cpu']}, {info['cores']} cores, {info['memory_gb']} GB, {info['os']}, "
-        f"Python {info['python']}; load average at start {load}."
+        f"Python {info['python']}; load average (1, 5, 15 min) at start {load}"
+        + (f", at end {end}." if end else ".")
     )

@@ -85,7 +85,7 @@ def worker(kind: str, name: str, config: dict[str, Any]) -> None:
     else:
         base_url = config.pop("base_url")
         concurrency = tuple(tuple(pair) for pair in config.pop("concurrency"))
-        result = measure_http(name, base_url, HttpPlan(concurrency=concurrency, **config))  # type: ignore[arg-type]
+        result = measure_http(name, base_url, HttpPlan(concurrency=concurrency, **config))
     print(json.dumps(result))
 
 
@@ -108,7 +108,7 @@ def run_worker(kind: str, name: str, config: dict[str, Any], timeout: float) -> 
     if done.returncode != 0 or not lines:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return {"error": f"exit {done.returncode}: {tail}"}
-    result = json.loads(lines[-1])
+    result: dict[str, Any] = json.loads(lines[-1])
     summary = _summary(result)
     print(f"  {kind:9} {name:26} {time.perf_counter() - started:6.1f} s  {summary}", flush=True)
     return result
@@ -223,7 +223,9 @@ def main() -> None:
     print(machine_line(report["machine"]), flush=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)
 
-    def measure(section: str, key: str, kind: str, name: str, config: dict, limit: float) -> None:
+    def measure(
+        section: str, key: str, kind: str, name: str, config: dict[str, Any], limit: float
+    ) -> None:
         report.setdefault(section, {})[key] = run_worker(kind, name, config, limit)
         args.output.write_text(json.dumps(report, indent=2) + "\n")  # partial results survive
 
@@ -252,7 +254,8 @@ def main() -> None:
     if report.get("transports"):
         tables.append(http_table(report["transports"], "raw floor over"))
     section = "\n\n".join([f"Machine: {machine_line(report['machine'])}", *tables])
-    print("\n" + section + f"\n\nwhole run: {report['seconds']} s")
+    section += f"\n\nWhole run: {report['seconds']:.0f} s."
+    print("\n" + section)
     args.output.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.output}")
     if (
