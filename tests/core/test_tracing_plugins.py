@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,6 +77,18 @@ async def test_plugins_are_discovered_from_entry_points(tmp_path: Path) -> None:
         result = await Agent("echomodel:hello", tools=["echo"]).run("go")
         assert result.output == "echoed"
         assert result.messages[-2].tool_results[0].text == "echomodel:hello"
+        cli_done = subprocess.run(
+            [sys.executable, "-m", "agentsdk.cli", "run", "go", "--model", "echomodel:hi", "--tools", "echo"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        )
+        assert cli_done.returncode == 0, cli_done.stderr
+        assert cli_done.stdout.strip() == "echoed"
+        assert "turn 1: asking echomodel:hi" in cli_done.stderr
+        assert '→ echo({"text": "echomodel:hi"})' in cli_done.stderr
+        assert "← echo ok in" in cli_done.stderr
         with pytest.raises(PluginNotFound, match=r"no toolkit named 'nothere'.*installed: .*echo"):
             Agent("echomodel:x", tools=["nothere"])
         with pytest.raises(PluginNotFound, match="no model connector handles 'nosuch'"):
