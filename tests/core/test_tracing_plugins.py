@@ -78,7 +78,17 @@ async def test_plugins_are_discovered_from_entry_points(tmp_path: Path) -> None:
         assert result.output == "echoed"
         assert result.messages[-2].tool_results[0].text == "echomodel:hello"
         cli_done = subprocess.run(
-            [sys.executable, "-m", "agentsdk.cli", "run", "go", "--model", "echomodel:hi", "--tools", "echo"],
+            [
+                sys.executable,
+                "-m",
+                "agentsdk.cli",
+                "run",
+                "go",
+                "--model",
+                "echomodel:hi",
+                "--tools",
+                "echo",
+            ],
             capture_output=True,
             text=True,
             timeout=60,
