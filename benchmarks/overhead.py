@@ -43,7 +43,11 @@ HTTP_AGENTSDK_VARIANTS = ["agentsdk+aiohttp", "agentsdk+httpx-unlimited"]
 
 
 def _stamp() -> str:
-    return hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+    """Changes when the pins or the workspace packages' dependencies change."""
+    digest = hashlib.sha256(REQUIREMENTS.read_bytes())
+    for member in ("agentsdk", "connectors/openai"):
+        digest.update((ROOT / member / "pyproject.toml").read_bytes())
+    return digest.hexdigest()
 
 
 def ensure_bench_venv() -> Path:
