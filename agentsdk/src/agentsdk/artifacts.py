@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from pathlib import Path
@@ -13,6 +14,7 @@ from .messages import Image, ImagePart
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+@functools.cache
 def default_runs_dir() -> Path:
     """Where run folders go unless the agent is given ``artifacts_dir``."""
     return user_cache_path("agentsdk") / "runs"

@@ -7,6 +7,7 @@ travel as base64.
 from __future__ import annotations
 
 import base64
+import itertools
 import mimetypes
 import uuid
 from pathlib import Path
@@ -36,8 +37,13 @@ Base64Bytes = Annotated[
 """Raw bytes in Python, base64 text in JSON."""
 
 
+_CALL_PREFIX = "call_" + uuid.uuid4().hex[:12]
+_call_counter = itertools.count(1)
+
+
 def _new_call_id() -> str:
-    return "call_" + uuid.uuid4().hex[:24]
+    # Unique per process run: a random prefix once, then a counter (uuid4 per call costs more).
+    return f"{_CALL_PREFIX}{next(_call_counter):08x}"
 
 
 class _Frozen(BaseModel):

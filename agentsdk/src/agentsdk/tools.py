@@ -103,6 +103,8 @@ def to_parts(value: Any) -> list[TextPart | ImagePart]:
         return [TextPart(text="(no output)")]
     if isinstance(value, str):
         return [TextPart(text=value)]
+    if isinstance(value, bool | int | float):  # the common case, without pydantic's encoder
+        return [TextPart(text=json.dumps(value))]
     if isinstance(value, Image):
         return [value.to_part()]
     if isinstance(value, TextPart | ImagePart):
@@ -246,7 +248,7 @@ class Tool:
         except ValidationError as err:
             text = _format_validation_error(self.name, err)
             return ToolOutcome([TextPart(text=text)], is_error=True, kind="invalid_arguments")
-        kwargs = dict(validated)
+        kwargs = validated.__dict__.copy()
         if self._context_param is not None:
             kwargs[self._context_param] = ctx
         try:
