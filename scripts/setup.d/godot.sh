@@ -11,4 +11,5 @@ if ((${#missing[@]})); then
     apt-get update
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
-godot3-server --version
+# Godot 3 prints its version and exits with 255; show it without failing the setup.
+godot3-server --version || true

@@ -7,7 +7,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
 UV="$(command -v uv || echo "python3 -m uv")"
-$UV run --quiet python - <<'PY'
+$UV run --no-sync --quiet python - <<'PY'
 from agentsdk_openai.local import resolve_model_path
 
 for name in ("qwen2.5-coder-0.5b", "smollm2-135m"):
