@@ -160,8 +160,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
     usage, per_model = Usage(), dict[str, Usage]()
     arg_failures: dict[str, int] = {}
     output_failures = 0
-    model_label = cfg.model.name
-    yield RunStarted(cfg.run_id, cfg.agent_name, user.text, model_label, list(cfg.tools))
+    yield RunStarted(cfg.run_id, cfg.agent_name, user.text, cfg.model.name, list(cfg.tools))
 
     for turn in range(1, cfg.max_turns + 1):
         request = ModelRequest.model_construct(
@@ -233,48 +232,17 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
                     )
             else:
                 arg_failures.pop(call.name, None)
-            parts: list[TextPart | ImagePart] = []
-            images: list[ImagePart] = []
-            for part in outcome.parts:
-                if isinstance(part, ImagePart):
-                    path = budget.saved_path(part, f"{call.name}.png")
-                    yield ImageProduced(cfg.run_id, turn, call.id, call.name, path, part.media_type)
-                    if not profile.image_input:
-                        parts.append(
-                            TextPart(text=f"[image saved at {path}; this model cannot view images]")
-                        )
-                    elif profile.images_in_tool_results:
-                        parts.append(part)
-                        images.append(part)
-                    else:
-                        n = len([p for p in trailing if isinstance(p, ImagePart)]) + 1
-                        parts.append(
-                            TextPart(text=f"[image {n} is attached in the next user message]")
-                        )
-                        if not images:  # first image of this call: say where they come from
-                            trailing.append(
-                                TextPart(
-                                    text=f"Image(s) from tool call {call.name} (id {call.id}):"
-                                )
-                            )
-                        trailing.append(part)
-                        images.append(part)
-                else:
-                    parts.append(
-                        TextPart(
-                            text=_truncate(
-                                part.text, cfg.max_tool_output_chars, cfg.artifacts, call.name
-                            )
-                        )
-                    )
+            attached = sum(isinstance(p, ImagePart) for p in trailing)
+            tool_result, images, shown, events = _route_outcome(
+                cfg, profile, budget, call, outcome, turn, attached
+            )
+            for event in events:
+                yield event
             yield ToolCallFinished(
                 cfg.run_id, turn, call.id, call.name, duration, outcome.is_error, outcome.text[:200]
             )
-            result_parts.append(
-                ToolResultPart(
-                    call_id=call.id, name=call.name, parts=parts, is_error=outcome.is_error
-                )
-            )
+            result_parts.append(tool_result)
+            trailing.extend(shown)
             new_images.extend(images)
         messages.append(Message.model_construct(role="tool", parts=list[Any](result_parts)))
         if profile.images_in_tool_results:
@@ -303,6 +271,48 @@ def _result(
         run_id=cfg.run_id,
         artifacts_dir=cfg.artifacts.dir,
     )
+
+
+def _route_outcome(
+    cfg: RunConfig,
+    profile: ModelProfile,
+    budget: _ImageBudget,
+    call: ToolCallPart,
+    outcome: ToolOutcome,
+    turn: int,
+    attached_before: int,
+) -> tuple[ToolResultPart, list[ImagePart], list[TextPart | ImagePart], list[Event]]:
+    """The tool result for one call, the images kept in context, what goes in the
+    trailing user message (for models that cannot take images in tool results),
+    and the ImageProduced events. ``attached_before`` counts images earlier calls of
+    this turn already put in the trailing message."""
+    parts: list[TextPart | ImagePart] = []
+    images: list[ImagePart] = []
+    trailing: list[TextPart | ImagePart] = []
+    events: list[Event] = []
+    for part in outcome.parts:
+        if not isinstance(part, ImagePart):
+            text = _truncate(part.text, cfg.max_tool_output_chars, cfg.artifacts, call.name)
+            parts.append(TextPart(text=text))
+            continue
+        path = budget.saved_path(part, f"{call.name}.png")
+        events.append(ImageProduced(cfg.run_id, turn, call.id, call.name, path, part.media_type))
+        if not profile.image_input:
+            parts.append(TextPart(text=f"[image saved at {path}; this model cannot view images]"))
+            continue
+        images.append(part)
+        if profile.images_in_tool_results:
+            parts.append(part)
+            continue
+        if not trailing:  # first image of this call: say where the images come from
+            trailing.append(TextPart(text=f"Image(s) from tool call {call.name} (id {call.id}):"))
+        trailing.append(part)
+        n = attached_before + len(images)
+        parts.append(TextPart(text=f"[image {n} is attached in the next user message]"))
+    tool_result = ToolResultPart.model_construct(
+        call_id=call.id, name=call.name, parts=parts, is_error=outcome.is_error
+    )
+    return tool_result, images, trailing, events
 
 
 async def _run_calls(
