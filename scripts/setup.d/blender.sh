@@ -3,16 +3,8 @@
 # Idempotent; runs as root after `uv sync` (see scripts/setup).
 set -euo pipefail
 
-packages=(libx11-6 libxrender1 libxfixes3 libxi6 libxkbcommon0 libsm6 libice6 libgl1 libegl1
-          assimp-testmodels)
-missing=()
-for pkg in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+# apt_need comes from scripts/setup: installs what is missing, once.
+apt_need libx11-6 libxrender1 libxfixes3 libxi6 libxkbcommon0 libsm6 libice6 libgl1 libegl1 assimp-testmodels
 
 # The bpy 5.0.1 wheel is named cp311 but its WHEEL file says cp39, so uv sees the installed
 # copy as incompatible and reinstalls it on every `uv run` (breaking bpy for anything running

@@ -5,13 +5,6 @@
 # Idempotent; runs as root after `uv sync` (see scripts/setup).
 set -euo pipefail
 
-packages=(mono-mcs mono-runtime libmono-system-core4.0-cil libmono-system4.0-cil)
-missing=()
-for pkg in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+# apt_need comes from scripts/setup: installs what is missing, once.
+apt_need mono-mcs mono-runtime libmono-system-core4.0-cil libmono-system4.0-cil
 command -v mcs >/dev/null && command -v mono >/dev/null
