@@ -179,13 +179,14 @@ def _agentsdk_transport(variant: str) -> Any:
     if variant == "httpx-unlimited":
         unlimited = httpx.Limits(max_connections=None, max_keepalive_connections=None)
         return httpx.AsyncHTTPTransport(limits=unlimited)
-    if variant == "aiohttp":
+    if variant == "httpx-aiohttp":
         import aiohttp
         from httpx_aiohttp import AiohttpTransport
 
+        # What the connector shipped before it talked to aiohttp directly (100 connections).
         # The session must be created inside the running loop: hand over a factory.
         return AiohttpTransport(
-            client=lambda: aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+            client=lambda: aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100))
         )
     raise ValueError(f"unknown agentsdk transport {variant}")
 
@@ -221,7 +222,7 @@ def agentsdk_client(variant: str = "default") -> Callable[[str], HttpClient]:
             for model in models.values():
                 await model.aclose()
 
-        label = "agentsdk-openai (httpx)" if variant == "default" else f"connector + {variant}"
+        label = "agentsdk-openai (aiohttp)" if variant == "default" else f"connector + {variant}"
         return HttpClient(run=run, close=close, transport=label)
 
     return factory
@@ -282,7 +283,7 @@ def pydantic_ai_client(base_url: str) -> HttpClient:
 CLIENTS: dict[str, Callable[[str], HttpClient]] = {
     "floor": raw_floor("httpx"),
     "agentsdk": agentsdk_client(),
-    "agentsdk+aiohttp": agentsdk_client("aiohttp"),
+    "agentsdk+httpx-aiohttp": agentsdk_client("httpx-aiohttp"),
     "agentsdk+httpx-unlimited": agentsdk_client("httpx-unlimited"),
     "openai-agents": openai_agents_client,
     "pydantic-ai": pydantic_ai_client,

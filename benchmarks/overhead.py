@@ -36,7 +36,7 @@ README_BEGIN, README_END = "<!-- overhead:begin -->", "<!-- overhead:end -->"
 INPROCESS = ["floor", "agentsdk", "openai-agents", "openai-agents-scripted", "pydantic-ai"]
 HTTP = ["floor", "agentsdk", "openai-agents", "pydantic-ai"]
 # The connector as shipped, and with the transports the investigation compares.
-HTTP_AGENTSDK_VARIANTS = ["agentsdk+aiohttp", "agentsdk+httpx-unlimited"]
+HTTP_AGENTSDK_VARIANTS = ["agentsdk+httpx-aiohttp", "agentsdk+httpx-unlimited"]
 
 
 # --- the benchmark environment -------------------------------------------------------------

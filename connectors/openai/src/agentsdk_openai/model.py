@@ -1,4 +1,4 @@
-"""``OpenAIChatModel``: the agentsdk ``Model`` protocol over Chat Completions, with httpx."""
+"""``OpenAIChatModel``: the agentsdk ``Model`` protocol over Chat Completions."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from agentsdk import (
     StreamDelta,
 )
 
+from ._http import AiohttpBackend, Backend, BadEndpoint, HttpxBackend, Reply, TransportFailure
 from ._response import StreamAssembler, parse_completion
 from ._wire import MessageEncoder, dumps
 from .profiles import EngineProfile, engine_profile
@@ -40,7 +41,8 @@ _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 class OpenAIChatModel:
     """A model behind any OpenAI-compatible ``/chat/completions`` endpoint.
 
-    One pooled ``httpx.AsyncClient`` per model; the message history is encoded
+    One pool of connections per model and event loop (aiohttp, or httpx over
+    ``transport=``); the message history is encoded
     incrementally (each message once). Use ``connect("vllm:...")`` for the usual
     engines, or build one directly::
 
@@ -70,9 +72,9 @@ class OpenAIChatModel:
         self.retry = retry or RetryPolicy()
         self._api_key = api_key
         self._transport = transport
-        self._headers = dict(headers or {})
-        self._client: httpx.AsyncClient | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._headers = {"Content-Type": "application/json", **(headers or {})}
+        self._backend: Backend | None = None
+        self._backend_loop: asyncio.AbstractEventLoop | None = None
         self._prompted = not self.profile.native_tool_calls
         self._encoder = MessageEncoder(
             self.profile, tool_calls_as_text=render_tool_calls if self._prompted else None
@@ -106,12 +108,12 @@ class OpenAIChatModel:
 
     async def _request(self, request: ModelRequest, *, prompted: bool) -> ModelResponse:
         body = self._body(request, stream=False, prompted=prompted)
-        response = await self._send(body, request.settings.timeout)
+        reply = await self._send(body, request.settings.timeout)
         try:
-            data = response.json()
+            data = json.loads(reply.body)
         except (ValueError, UnicodeDecodeError):
             raise ModelError(
-                f"{self.name}: the server sent a body that is not JSON: {response.text[:200]!r}",
+                f"{self.name}: the server sent a body that is not JSON: {reply.text[:200]!r}",
                 model_name=self.name,
             ) from None
         parts, usage, finish = parse_completion(
@@ -124,9 +126,9 @@ class OpenAIChatModel:
     ) -> AsyncIterator[StreamDelta | ModelResponse]:
         body = self._body(request, stream=True, prompted=prompted)
         assembler = StreamAssembler(self.name, self._prompted_names(request, prompted))
-        response = await self._send(body, request.settings.timeout, stream=True)
+        reply = await self._send(body, request.settings.timeout, stream=True)
         try:
-            async for payload in _sse_data(response):
+            async for payload in _sse_data(reply.lines()):
                 try:
                     deltas = assembler.feed(payload)
                 except ModelError as exc:
@@ -135,14 +137,14 @@ class OpenAIChatModel:
                     yield delta
                 if assembler.done:
                     break
-        except httpx.HTTPError as exc:
+        except TransportFailure as exc:
             raise ModelError(
-                f"{self.name}: the stream broke off ({type(exc).__name__}: {exc}); the partial answer was discarded",
+                f"{self.name}: the stream broke off ({exc}); the partial answer was discarded",
                 model_name=self.name,
                 retryable=True,
             ) from None
         finally:
-            await response.aclose()
+            await reply.aclose()
         parts, usage, finish = assembler.finish()
         yield ModelResponse(parts=parts, usage=usage, model_name=self.name, finish_reason=finish)
 
@@ -158,9 +160,13 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
-        client, self._client = self._client, None
-        if client is not None and self._client_loop is _running_loop():
-            await client.aclose()
+        backend, self._backend = self._backend, None
+        if backend is None:
+            return
+        if self._backend_loop is _running_loop():
+            await backend.aclose()
+        else:
+            backend.abandon()
 
     async def __aenter__(self) -> OpenAIChatModel:
         return self
@@ -261,58 +267,49 @@ class OpenAIChatModel:
         return (head + "," + dumps(fields)[1:]).encode("utf-8")
 
     # -- transport ----------------------------------------------------------------------
-    # httpx's own pool walks its whole queue on every request start and close, which
-    # collapses past ~100 concurrent runs; aiohttp's connector does not (measured in
-    # benchmarks/overhead.py: c=1000 went from ~6 to ~200 runs/s). httpx's API stays, so
-    # MockTransport and transport= keep working. 100 connections (aiohttp's default) rather
-    # than unlimited: at c=1000 that cut memory per run from 55 to 35 KB and was faster too.
+    # aiohttp directly by default (see _http.py for why and what it measured); an httpx
+    # client when the caller hands over a transport (MockTransport in tests, HTTP/2...).
 
-    def _http(self) -> httpx.AsyncClient:
+    def _http(self) -> Backend:
         loop = _running_loop()
-        if self._client is None or self._client_loop is not loop:
-            # A client's pooled connections belong to one event loop (run_sync starts a new one).
-            self._client = httpx.AsyncClient(
-                transport=self._transport or _default_transport(),
-                timeout=httpx.Timeout(self.timeout, connect=10.0),
+        if self._backend is None or self._backend_loop is not loop:
+            # A pool's connections belong to one event loop (run_sync starts a new one).
+            if self._backend is not None:
+                self._backend.abandon()
+            self._backend = (
+                HttpxBackend(self._transport, self.timeout)
+                if self._transport is not None
+                else AiohttpBackend(self.timeout)
             )
-            self._client_loop = loop
-        return self._client
+            self._backend_loop = loop
+        return self._backend
 
-    async def _send(
-        self, body: bytes, timeout: float | None, *, stream: bool = False
-    ) -> httpx.Response:
-        """POST with retries; returns a 2xx response (streamed responses still open)."""
+    async def _send(self, body: bytes, timeout: float | None, *, stream: bool = False) -> Reply:
+        """POST with retries; returns a 2xx reply (a streamed one still open)."""
         attempt = 0
         while True:
             attempt += 1
             base_url, api_key = await self._endpoint()
-            headers = {"Content-Type": "application/json", **self._headers}
+            headers = self._headers
             if api_key:
-                headers["Authorization"] = f"Bearer {api_key}"
-            client = self._http()
-            request = client.build_request(
-                "POST",
-                f"{base_url}/chat/completions",
-                content=body,
-                headers=headers,
-                timeout=httpx.Timeout(timeout, connect=10.0)
-                if timeout
-                else httpx.USE_CLIENT_DEFAULT,
-            )
+                headers = {**headers, "Authorization": f"Bearer {api_key}"}
             retry_after: float | None = None
             try:
-                response = await client.send(request, stream=stream)
-            except httpx.TransportError as exc:  # connect/read/write errors and timeouts
-                problem = f"{type(exc).__name__}: {exc or 'no detail'}"
+                reply = await self._http().post(
+                    f"{base_url}/chat/completions", body, headers, timeout, stream
+                )
+            except BadEndpoint as exc:
+                raise ModelError(
+                    f"{self.name}: bad server address {base_url!r}: {exc}", model_name=self.name
+                ) from None
+            except TransportFailure as exc:  # connect/read/write errors and timeouts
+                problem = str(exc)
                 status = None
             else:
-                if response.is_success:
-                    return response
-                if stream:
-                    await response.aread()
-                    await response.aclose()
-                status = response.status_code
-                problem = f"HTTP {status}: {_server_message(response)}"
+                if reply.ok:
+                    return reply
+                status = reply.status
+                problem = f"HTTP {status}: {_server_message(reply)}"
                 unparsed = self._unparsed(problem)
                 if unparsed is not None:
                     raise unparsed
@@ -326,7 +323,7 @@ class OpenAIChatModel:
                         status_code=status,
                         model_name=self.name,
                     )
-                retry_after = parse_retry_after(response.headers.get("retry-after"))
+                retry_after = parse_retry_after(reply.headers.get("retry-after"))
             wait = self.retry.delay(attempt, retry_after)
             if wait is None:
                 raise ModelError(
@@ -369,12 +366,12 @@ def _tools_offered(request: ModelRequest) -> bool:
     return bool(request.tools) and request.settings.tool_choice != "none"
 
 
-def _server_message(response: httpx.Response) -> str:
-    text = response.text
+def _server_message(reply: Reply) -> str:
+    text = reply.text
     try:
         data = json.loads(text)
     except ValueError:
-        return text.strip()[:500] or response.reason_phrase
+        return text.strip()[:500] or f"status {reply.status}"
     if isinstance(data, dict):
         error = data.get("error", data)
         if isinstance(error, dict) and error.get("message"):
@@ -386,32 +383,22 @@ def _server_message(response: httpx.Response) -> str:
     return text.strip()[:500]
 
 
-async def _sse_data(response: httpx.Response) -> AsyncIterator[str]:
+async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
     """The ``data:`` payloads of a server-sent-events body (multi-line data joined)."""
-    lines: list[str] = []
-    async for line in response.aiter_lines():
+    pending: list[str] = []
+    async for line in lines:
         if not line:
-            if lines:
-                yield "\n".join(lines)
-                lines = []
+            if pending:
+                yield "\n".join(pending)
+                pending = []
+            continue
+        if line.startswith("data: "):  # the usual form, checked first
+            pending.append(line[6:])
             continue
         if line.startswith(":"):
             continue  # a comment / keep-alive
         field, _, value = line.partition(":")
         if field == "data":
-            lines.append(value[1:] if value.startswith(" ") else value)
-    if lines:
-        yield "\n".join(lines)
-
-
-def _default_transport() -> httpx.AsyncBaseTransport | None:
-    """An aiohttp-backed transport, made per event loop; httpx's pool if aiohttp is absent."""
-    try:
-        import aiohttp
-        from httpx_aiohttp import AiohttpTransport
-    except ImportError:  # pragma: no cover - both are dependencies of this package
-        return None
-    # The session must be created inside the running loop: the transport calls this lazily.
-    return AiohttpTransport(
-        client=lambda: aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100))
-    )
+            pending.append(value[1:] if value.startswith(" ") else value)
+    if pending:
+        yield "\n".join(pending)
