@@ -25,7 +25,7 @@ class ArtifactStore:
     nothing leave nothing behind."""
 
     def __init__(self, directory: Path):
-        self.dir = Path(directory)
+        self.dir = directory if isinstance(directory, Path) else Path(directory)
         self._lock = threading.Lock()
         self._counter = 0
 

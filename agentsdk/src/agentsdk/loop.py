@@ -34,7 +34,16 @@ from .events import (
     ToolCallStarted,
     TurnFinished,
 )
-from .messages import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, Usage
+from .messages import (
+    ImagePart,
+    Message,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Usage,
+    _text_part,
+    _trusted,
+)
 from .models import Model, ModelProfile, ModelRequest, ModelResponse, ModelSettings, Tiers, TurnInfo
 from .output import OutputSpec
 from .result import RunResult
@@ -134,12 +143,9 @@ def _truncate(text: str, limit: int, artifacts: ArtifactStore, name: str) -> str
     )
 
 
-async def _ask(
+async def _stream(
     model: Model, request: ModelRequest, cfg: RunConfig, turn: int
 ) -> AsyncIterator[Event | ModelResponse]:
-    if not cfg.stream:
-        yield await model.request(request)
-        return
     async for item in model.stream(request):
         if isinstance(item, ModelResponse):
             yield item
@@ -155,20 +161,26 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
     user = prompt if isinstance(prompt, Message) else Message.user(prompt)
     messages.append(user)
     specs = [t.spec() for t in cfg.tools.values()]
+    output_schema = cfg.output.schema if cfg.output else None
+    output_name = cfg.output.name if cfg.output else None
     profile = _profile(cfg.model)
     budget = _ImageBudget(cfg.keep_images, cfg.artifacts)
-    usage, per_model = Usage(), dict[str, Usage]()
+    usages: list[tuple[str, Usage]] = []  # (model name, usage) per turn, summed on demand
     arg_failures: dict[str, int] = {}
     output_failures = 0
     yield RunStarted(cfg.run_id, cfg.agent_name, user.text, cfg.model.name, list(cfg.tools))
 
     for turn in range(1, cfg.max_turns + 1):
-        request = ModelRequest.model_construct(
-            messages=list(messages),
-            tools=specs,
-            settings=cfg.settings,
-            output_schema=cfg.output.schema if cfg.output else None,
-            output_name=cfg.output.name if cfg.output else None,
+        request = _trusted(
+            ModelRequest,
+            {
+                "messages": list(messages),
+                "tools": specs,
+                "settings": cfg.settings,
+                "output_schema": output_schema,
+                "output_name": output_name,
+            },
+            {"messages", "tools", "settings", "output_schema", "output_name"},
         )
         tier: str | None = None
         model: Model
@@ -178,19 +190,21 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             model = cfg.model
         yield ModelRequestStarted(cfg.run_id, turn, model.name, tier)
         response: ModelResponse | None = None
-        async for item in _ask(model, request, cfg, turn):
-            if isinstance(item, ModelResponse):
-                response = item
-            else:
-                yield item
+        if not cfg.stream:
+            response = await model.request(request)
+        else:
+            async for item in _stream(model, request, cfg, turn):
+                if isinstance(item, ModelResponse):
+                    response = item
+                else:
+                    yield item
         assert response is not None
         turn_usage = response.usage
         if turn_usage.requests < 1:  # a connector that did not count its request
             turn_usage = turn_usage + Usage.model_construct(requests=1)
-        usage = usage + turn_usage
         served_by = response.model_name or model.name
-        per_model[served_by] = per_model.get(served_by, Usage()) + turn_usage
-        messages.append(Message.model_construct(role="assistant", parts=list(response.parts)))
+        usages.append((served_by, turn_usage))
+        messages.append(_message("assistant", list(response.parts)))
         calls = response.tool_calls
 
         if not calls:
@@ -200,17 +214,15 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
                 if not ok:
                     output_failures += 1
                     if output_failures > cfg.output.retries:
-                        raise OutputValidationError(
-                            problem, _result(cfg, None, usage, per_model, turn)
-                        )
+                        raise OutputValidationError(problem, _result(cfg, None, usages, turn))
                     messages.append(Message.user(cfg.output.retry_prompt(problem)))
                     yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0)
                     continue
             else:
                 value = text
             yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0)
-            result = _result(cfg, value, usage, per_model, turn)
-            yield RunFinished(cfg.run_id, value, turn, usage, result)
+            result = _result(cfg, value, usages, turn)
+            yield RunFinished(cfg.run_id, value, turn, result.usage, result)
             return
 
         for call in calls:
@@ -228,11 +240,11 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
                     raise ToolRetriesExceeded(
                         f"the model gave invalid arguments to tool '{call.name}' "
                         f"{arg_failures[call.name]} times in a row: {outcome.text}",
-                        _result(cfg, None, usage, per_model, turn),
+                        _result(cfg, None, usages, turn),
                     )
             else:
                 arg_failures.pop(call.name, None)
-            attached = sum(isinstance(p, ImagePart) for p in trailing)
+            attached = sum(isinstance(p, ImagePart) for p in trailing) if trailing else 0
             tool_result, images, shown, events = _route_outcome(
                 cfg, profile, budget, call, outcome, turn, attached
             )
@@ -244,29 +256,69 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             result_parts.append(tool_result)
             trailing.extend(shown)
             new_images.extend(images)
-        messages.append(Message.model_construct(role="tool", parts=list[Any](result_parts)))
+        messages.append(_message("tool", list[Any](result_parts)))
         if profile.images_in_tool_results:
             budget.track(len(messages) - 1, new_images)
         if trailing:
-            messages.append(Message.model_construct(role="user", parts=list[Any](trailing)))
+            messages.append(_message("user", list[Any](trailing)))
             budget.track(len(messages) - 1, new_images)
         budget.enforce(messages)
         yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, len(calls))
 
     raise MaxTurnsExceeded(
         f"the run used all {cfg.max_turns} turns without a final answer",
-        _result(cfg, None, usage, per_model, cfg.max_turns),
+        _result(cfg, None, usages, cfg.max_turns),
     )
 
 
-def _result(
-    cfg: RunConfig, output: Any, usage: Usage, per_model: dict[str, Usage], turns: int
-) -> RunResult:
+def _totals(usages: list[tuple[str, Usage]]) -> tuple[Usage, dict[str, Usage]]:
+    """The run's usage and the usage of each model: what adding the turns up with
+    ``+`` gives, without an object per addition."""
+    sums: dict[str, list[int]] = {}
+    for name, u in usages:
+        s = sums.get(name)
+        if s is None:
+            s = sums[name] = [0, 0, 0, 0, 0]
+        s[0] += u.input_tokens
+        s[1] += u.output_tokens
+        s[2] += u.cache_read_tokens
+        s[3] += u.cache_write_tokens
+        s[4] += u.requests
+    total = (
+        _usage([sum(column) for column in zip(*sums.values(), strict=True)]) if sums else Usage()
+    )
+    return total, {name: _usage(s) for name, s in sums.items()}
+
+
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "requests",
+)
+
+
+def _usage(counts: list[int]) -> Usage:
+    return _trusted(
+        Usage,
+        dict(zip(_USAGE_FIELDS, counts, strict=True)),
+        {"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "requests"},
+    )
+
+
+def _message(role: str, parts: list[Any]) -> Message:
+    """A message from parts the loop made or a model already returned as valid objects."""
+    return _trusted(Message, {"role": role, "parts": parts}, {"role", "parts"})
+
+
+def _result(cfg: RunConfig, output: Any, usages: list[tuple[str, Usage]], turns: int) -> RunResult:
+    usage, usage_by_model = _totals(usages)
     return RunResult(
         output=output,
         messages=cfg.messages,
         usage=usage,
-        usage_by_model=dict(per_model),
+        usage_by_model=usage_by_model,
         turns=turns,
         run_id=cfg.run_id,
         artifacts_dir=cfg.artifacts.dir,
@@ -293,7 +345,8 @@ def _route_outcome(
     for part in outcome.parts:
         if not isinstance(part, ImagePart):
             text = _truncate(part.text, cfg.max_tool_output_chars, cfg.artifacts, call.name)
-            parts.append(TextPart(text=text))
+            # a TextPart is immutable: an untouched one is shared, not copied
+            parts.append(part if text is part.text and type(part) is TextPart else _text_part(text))
             continue
         path = budget.saved_path(part, f"{call.name}.png")
         events.append(ImageProduced(cfg.run_id, turn, call.id, call.name, path, part.media_type))
@@ -309,8 +362,16 @@ def _route_outcome(
         trailing.append(part)
         n = attached_before + len(images)
         parts.append(TextPart(text=f"[image {n} is attached in the next user message]"))
-    tool_result = ToolResultPart.model_construct(
-        call_id=call.id, name=call.name, parts=parts, is_error=outcome.is_error
+    tool_result = _trusted(
+        ToolResultPart,
+        {
+            "kind": "tool_result",
+            "call_id": call.id,
+            "name": call.name,
+            "parts": parts,
+            "is_error": outcome.is_error,
+        },
+        {"call_id", "name", "parts", "is_error"},
     )
     return tool_result, images, trailing, events
 
@@ -318,6 +379,10 @@ def _route_outcome(
 async def _run_calls(
     cfg: RunConfig, calls: list[ToolCallPart], turn: int
 ) -> list[tuple[ToolOutcome, float]]:
+    if len(calls) == 1:  # the common turn: no bookkeeping for order or concurrency
+        start = time.perf_counter()
+        outcome = await _call(cfg, calls[0], turn)
+        return [(outcome, time.perf_counter() - start)]
     results: list[tuple[ToolOutcome, float] | None] = [None] * len(calls)
 
     async def one(i: int, call: ToolCallPart) -> None:

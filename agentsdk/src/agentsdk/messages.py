@@ -11,7 +11,7 @@ import itertools
 import mimetypes
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
@@ -46,6 +46,27 @@ def _new_call_id() -> str:
     return f"{_CALL_PREFIX}{next(_call_counter):08x}"
 
 
+_M = TypeVar("_M", bound=BaseModel)
+_set = object.__setattr__
+
+
+def _trusted(cls: type[_M], values: dict[str, Any], fields_set: set[str]) -> _M:
+    """An instance of ``cls`` from values already known to be valid.
+
+    What ``model_construct`` makes, without its per-field alias and default lookups
+    (it costs several µs, and the loop makes a few objects per turn): ``values`` must
+    hold every field in declaration order, and ``fields_set`` the ones
+    ``model_construct`` would record as set. Only for the plain models in this
+    package (no private attributes, no ``model_post_init``, no extra fields).
+    """
+    m = cls.__new__(cls)
+    _set(m, "__dict__", values)
+    _set(m, "__pydantic_fields_set__", fields_set)
+    _set(m, "__pydantic_extra__", None)
+    _set(m, "__pydantic_private__", None)
+    return m
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -55,6 +76,11 @@ class TextPart(_Frozen):
 
     kind: Literal["text"] = "text"
     text: str
+
+
+def _text_part(text: str) -> TextPart:
+    """A ``TextPart`` of a ``str`` the caller made (validation would only copy it)."""
+    return _trusted(TextPart, {"kind": "text", "text": text}, {"text"})
 
 
 class ImagePart(_Frozen):
@@ -93,7 +119,7 @@ class ToolResultPart(_Frozen):
     @property
     def text(self) -> str:
         """All text parts joined by newlines."""
-        return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
+        return "\n".join([p.text for p in self.parts if isinstance(p, TextPart)])
 
 
 Part = Annotated[TextPart | ImagePart | ToolCallPart | ToolResultPart, Field(discriminator="kind")]
@@ -120,7 +146,7 @@ class Message(_Frozen):
     @property
     def text(self) -> str:
         """All text parts joined by newlines."""
-        return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
+        return "\n".join([p.text for p in self.parts if isinstance(p, TextPart)])
 
     @property
     def tool_calls(self) -> list[ToolCallPart]:
@@ -153,12 +179,22 @@ class Usage(BaseModel):
     requests: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage.model_construct(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-            requests=self.requests + other.requests,
+        return _trusted(
+            Usage,
+            {
+                "input_tokens": self.input_tokens + other.input_tokens,
+                "output_tokens": self.output_tokens + other.output_tokens,
+                "cache_read_tokens": self.cache_read_tokens + other.cache_read_tokens,
+                "cache_write_tokens": self.cache_write_tokens + other.cache_write_tokens,
+                "requests": self.requests + other.requests,
+            },
+            {
+                "input_tokens",
+                "output_tokens",
+                "cache_read_tokens",
+                "cache_write_tokens",
+                "requests",
+            },
         )
 
     @property

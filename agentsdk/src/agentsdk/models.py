@@ -88,7 +88,7 @@ class ModelResponse(BaseModel):
     @property
     def text(self) -> str:
         """The text parts joined."""
-        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+        return "".join([p.text for p in self.parts if isinstance(p, TextPart)])
 
     @property
     def tool_calls(self) -> list[ToolCallPart]:

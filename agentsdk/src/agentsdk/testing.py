@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
-from .messages import TextPart, ToolCallPart, Usage
+from .messages import TextPart, ToolCallPart, Usage, _text_part, _trusted
 from .models import ModelProfile, ModelRequest, ModelResponse, StreamDelta
 
 Step = str | ToolCallPart | list[ToolCallPart] | BaseException | ModelResponse
@@ -23,7 +23,7 @@ def _response(value: FunctionResult, name: str, request: ModelRequest) -> ModelR
         return value
     parts: list[TextPart | ToolCallPart]
     if isinstance(value, str):
-        parts = [TextPart(text=value)]
+        parts = [_text_part(value) if type(value) is str else TextPart(text=value)]
         out = _estimate_tokens(value)
     elif isinstance(value, ToolCallPart):
         parts = [value]
@@ -32,11 +32,21 @@ def _response(value: FunctionResult, name: str, request: ModelRequest) -> ModelR
         parts = list(value)
         out = 8 * len(parts)
     last = request.messages[-1].text if request.messages else ""
-    usage = Usage.model_construct(
-        input_tokens=_estimate_tokens(last), output_tokens=out, requests=1
+    usage = _trusted(
+        Usage,
+        {
+            "input_tokens": _estimate_tokens(last),
+            "output_tokens": out,
+            "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+            "requests": 1,
+        },
+        {"input_tokens", "output_tokens", "requests"},
     )
-    return ModelResponse.model_construct(
-        parts=parts, usage=usage, model_name=name, finish_reason=None
+    return _trusted(
+        ModelResponse,
+        {"parts": parts, "usage": usage, "model_name": name, "finish_reason": None},
+        {"parts", "usage", "model_name", "finish_reason"},
     )
 
 

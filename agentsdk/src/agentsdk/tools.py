@@ -12,7 +12,7 @@ import inspect
 import json
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, overload
 
@@ -24,7 +24,7 @@ from pydantic_core import to_jsonable_python
 
 from ._docstrings import parse_docstring
 from .artifacts import ArtifactStore
-from .messages import Image, ImagePart, TextPart
+from .messages import Image, ImagePart, TextPart, _text_part
 
 __all__ = [
     "Tool",
@@ -83,7 +83,7 @@ class ToolOutcome:
     @property
     def text(self) -> str:
         """All text parts joined by newlines."""
-        return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
+        return "\n".join([p.text for p in self.parts if isinstance(p, TextPart)])
 
     @property
     def images(self) -> list[ImagePart]:
@@ -100,11 +100,16 @@ def _json_text(value: Any) -> str:
 def to_parts(value: Any) -> list[TextPart | ImagePart]:
     """Turn whatever a tool returned into message parts."""
     if value is None:
-        return [TextPart(text="(no output)")]
+        return [_text_part("(no output)")]
+    kind = type(value)
+    if kind is str:
+        return [_text_part(value)]
+    if kind is int:  # the common cases, without validation or pydantic's encoder
+        return [_text_part(str(value))]
     if isinstance(value, str):
         return [TextPart(text=value)]
-    if isinstance(value, bool | int | float):  # the common case, without pydantic's encoder
-        return [TextPart(text=json.dumps(value))]
+    if isinstance(value, bool | int | float):
+        return [_text_part(json.dumps(value))]
     if isinstance(value, Image):
         return [value.to_part()]
     if isinstance(value, TextPart | ImagePart):
@@ -162,6 +167,7 @@ class Tool:
         self._is_method = False
         self._args_model = self._build_model(param_docs)
         self.parameters: dict[str, Any] = _drop_titles(self._args_model.model_json_schema())
+        self._validate_args = self._args_model.__pydantic_validator__.validate_python
         functools.update_wrapper(self, fn)
 
     def _build_model(self, param_docs: dict[str, str]) -> type[BaseModel]:
@@ -244,7 +250,7 @@ class Tool:
         outcome with ``is_error`` set. Cancellation propagates.
         """
         try:
-            validated = self._args_model.model_validate(arguments)
+            validated = self._validate_args(arguments)
         except ValidationError as err:
             text = _format_validation_error(self.name, err)
             return ToolOutcome([TextPart(text=text)], is_error=True, kind="invalid_arguments")
@@ -269,15 +275,14 @@ class Tool:
             return ToolOutcome([TextPart(text=text)], is_error=True, kind="error")
         return ToolOutcome(to_parts(value))
 
-    async def _invoke(self, kwargs: dict[str, Any]) -> Any:
+    def _invoke(self, kwargs: dict[str, Any]) -> Awaitable[Any]:
+        # returns the tool's own coroutine rather than wrapping it in another
         fn = self.fn
         if self._instance is not None:
             fn = functools.partial(fn, self._instance)
         if self._is_async:
-            return await fn(**kwargs)
-        return await anyio.to_thread.run_sync(
-            functools.partial(fn, **kwargs), abandon_on_cancel=True
-        )
+            return typing.cast(Awaitable[Any], fn(**kwargs))
+        return anyio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
 
 
 def _is_context(annotation: Any) -> bool:
