@@ -21,6 +21,7 @@ from agentsdk import (
     ModelError,
     ModelProfile,
     ModelRequest,
+    ModelSettings,
     OutputValidationError,
     RunTimeout,
     TextPart,
@@ -162,6 +163,50 @@ async def test_max_turns_carries_partial_result() -> None:
     partial = info.value.result
     assert partial is not None and partial.turns == 3
     assert tool_texts(partial.messages) == ["2", "2", "2"]
+
+
+async def test_max_turns_per_run_overrides_the_agent() -> None:
+    model = FunctionModel(lambda request: call("add", a=1, b=1))
+    agent = Agent(model, tools=[add], max_turns=10)
+    with pytest.raises(MaxTurnsExceeded) as info:
+        await agent.run("loop forever", max_turns=2)
+    assert info.value.result is not None and info.value.result.turns == 2
+    with pytest.raises(ValueError, match="max_turns must be at least 1"):
+        await agent.run("go", max_turns=0)
+    assert agent.max_turns == 10  # the override did not stick
+
+
+def _calls_until_told_otherwise(request: ModelRequest) -> ToolCallPart | str:
+    # Calls add while a tool call is forced; answers as soon as it may.
+    return call("add", a=2, b=3) if request.settings.tool_choice in ("required", "add") else "five"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_forced_tool_choice_resets_to_auto_after_a_tool_call(stream: bool) -> None:
+    model = FunctionModel(_calls_until_told_otherwise)
+    agent = Agent(model, tools=[add], settings=ModelSettings(tool_choice="required"))
+    if stream:
+        events = [e async for e in agent.stream("add 2 and 3")]
+        result = events[-1].result  # type: ignore[union-attr]
+    else:
+        result = await agent.run("add 2 and 3")
+    assert [r.settings.tool_choice for r in model.requests] == ["required", "auto"]
+    assert result.output == "five" and tool_texts(result.messages) == ["5"]
+    assert agent.settings.tool_choice == "required"  # the next run is forced again
+
+
+async def test_forced_tool_choice_kept_when_reset_is_off() -> None:
+    model = FunctionModel(_calls_until_told_otherwise)
+    agent = Agent(
+        model,
+        tools=[add],
+        settings=ModelSettings(tool_choice="add"),
+        reset_tool_choice=False,
+        max_turns=3,
+    )
+    with pytest.raises(MaxTurnsExceeded):
+        await agent.run("add 2 and 3")
+    assert [r.settings.tool_choice for r in model.requests] == ["add", "add", "add"]
 
 
 async def test_run_timeout() -> None:

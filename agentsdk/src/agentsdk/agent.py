@@ -36,8 +36,11 @@ class Agent:
         tools: Tools, toolkits, plain functions, or names of installed toolkits.
         output_type: Validate the final answer as this type (a pydantic model,
             dataclass, TypedDict, ...). ``None`` means plain text.
-        max_turns: Model requests allowed in one run.
+        max_turns: Model requests allowed in one run; ``run(max_turns=...)`` overrides it.
         settings: Model settings; ``run(settings=...)`` overrides per run.
+        reset_tool_choice: A forced ``tool_choice`` (``"required"`` or a tool's name)
+            applies until the model has called a tool; later turns use ``"auto"`` so the
+            run can end with an answer. ``False`` forces every turn.
         timeout: Seconds allowed for a whole run.
         max_concurrency: Tool calls of one turn that may run at once.
         max_tool_output_chars: Longer tool text is truncated (the full text is saved).
@@ -58,6 +61,7 @@ class Agent:
         output_retries: int = 2,
         max_turns: int = 20,
         settings: ModelSettings | None = None,
+        reset_tool_choice: bool = True,
         timeout: float | None = None,
         max_concurrency: int = 8,
         max_tool_output_chars: int = 20_000,
@@ -90,6 +94,7 @@ class Agent:
         )
         self.max_turns = max_turns
         self.settings = settings or ModelSettings()
+        self.reset_tool_choice = reset_tool_choice
         self.timeout = timeout
         self.max_concurrency = max_concurrency
         self.max_tool_output_chars = max_tool_output_chars
@@ -118,7 +123,10 @@ class Agent:
         settings: ModelSettings | None,
         deps: Any,
         stream: bool,
+        max_turns: int | None,
     ) -> RunConfig:
+        if max_turns is not None and max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, not {max_turns}")
         run_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
         messages = list(message_history or [])
         system = self._system_prompt()
@@ -131,7 +139,8 @@ class Agent:
             tools=self.tools,
             settings=self.settings.merged(settings),
             output=self.output,
-            max_turns=self.max_turns,
+            max_turns=self.max_turns if max_turns is None else max_turns,
+            reset_tool_choice=self.reset_tool_choice,
             max_concurrency=self.max_concurrency,
             max_tool_output_chars=self.max_tool_output_chars,
             keep_images=self.keep_images,
@@ -148,8 +157,9 @@ class Agent:
         settings: ModelSettings | None,
         deps: Any,
         stream: bool,
+        max_turns: int | None,
     ) -> AsyncGenerator[Event, None]:
-        cfg = self._config(message_history, settings, deps, stream)
+        cfg = self._config(message_history, settings, deps, stream, max_turns)
         tracer = JsonlTracer(self.trace) if self.trace else None
         try:
             async with AsyncExitStack() as stack:
@@ -180,12 +190,15 @@ class Agent:
         message_history: Sequence[Message] | None = None,
         settings: ModelSettings | None = None,
         deps: Any = None,
+        max_turns: int | None = None,
     ) -> RunResult:
         """Run to a final answer and return it with the conversation and usage."""
         result: RunResult | None = None
         try:
             with self._deadline():
-                events = self._events(prompt, message_history, settings, deps, stream=False)
+                events = self._events(
+                    prompt, message_history, settings, deps, stream=False, max_turns=max_turns
+                )
                 try:
                     async for event in events:
                         if isinstance(event, RunFinished):
@@ -206,10 +219,13 @@ class Agent:
         message_history: Sequence[Message] | None = None,
         settings: ModelSettings | None = None,
         deps: Any = None,
+        max_turns: int | None = None,
     ) -> AsyncIterator[Event]:
         """Run and yield events as they happen; the last is ``RunFinished``
         (whose ``result`` is the ``RunResult``) or ``RunFailed`` before the error."""
-        events = self._events(prompt, message_history, settings, deps, stream=True)
+        events = self._events(
+            prompt, message_history, settings, deps, stream=True, max_turns=max_turns
+        )
         try:
             with self._deadline():
                 async for event in events:

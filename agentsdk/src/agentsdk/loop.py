@@ -68,6 +68,8 @@ class RunConfig:
     deps: Any
     stream: bool
     messages: list[Message] = field(default_factory=list)
+    reset_tool_choice: bool = True
+    """After a turn that called tools, a forced tool_choice becomes "auto"."""
 
 
 class _ImageBudget:
@@ -168,6 +170,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
     usages: list[tuple[str, Usage]] = []  # (model name, usage) per turn, summed on demand
     arg_failures: dict[str, int] = {}
     output_failures = 0
+    settings = cfg.settings
     yield RunStarted(cfg.run_id, cfg.agent_name, user.text, cfg.model.name, list(cfg.tools))
 
     for turn in range(1, cfg.max_turns + 1):
@@ -176,7 +179,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             {
                 "messages": list(messages),
                 "tools": specs,
-                "settings": cfg.settings,
+                "settings": settings,
                 "output_schema": output_schema,
                 "output_name": output_name,
             },
@@ -225,6 +228,9 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             yield RunFinished(cfg.run_id, value, turn, result.usage, result)
             return
 
+        if cfg.reset_tool_choice and settings.tool_choice not in (None, "auto", "none"):
+            # Forced once and obeyed: let the model answer from here on.
+            settings = settings.model_copy(update={"tool_choice": "auto"})
         for call in calls:
             yield ToolCallStarted(cfg.run_id, turn, call.id, call.name, call.arguments)
         outcomes = await _run_calls(cfg, calls, turn)
