@@ -32,6 +32,7 @@ from .models import (
     TurnInfo,
 )
 from .result import RunResult
+from .retry import RetryPolicy
 from .tools import Tool, ToolContext, ToolError, Toolkit, ToolOutcome, ToolSpec, tool
 
 __version__ = "0.1.0"
@@ -54,6 +55,7 @@ __all__ = [
     "ModelSettings",
     "OutputValidationError",
     "PluginNotFound",
+    "RetryPolicy",
     "RunResult",
     "RunTimeout",
     "StreamDelta",

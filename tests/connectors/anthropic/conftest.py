@@ -38,15 +38,19 @@ async def make_model(clock: FakeClock, anyio_backend: str) -> AsyncIterator[Make
         *replies: Reply | Callable[..., Reply], **kwargs: Any
     ) -> tuple[AnthropicModel, FakeAnthropic]:
         fake = FakeAnthropic(list(replies))
-        kwargs.setdefault("retry", RetryPolicy(max_retries=3, initial_delay=0.5, max_delay=20))
+        kwargs.setdefault(
+            "retry",
+            RetryPolicy(
+                max_attempts=4,
+                base_delay=0.5,
+                max_delay=20,
+                sleep=clock.sleep,
+                clock=clock.time,
+                rng=random.Random(7),
+            ),
+        )
         model = AnthropicModel(
-            "claude-sonnet-4-5",
-            api_key=SECRET_KEY,
-            transport=fake.transport,
-            sleep=clock.sleep,
-            clock=clock.time,
-            rng=random.Random(7),
-            **kwargs,
+            "claude-sonnet-4-5", api_key=SECRET_KEY, transport=fake.transport, **kwargs
         )
         made.append(model)
         return model, fake

@@ -132,9 +132,7 @@ def _model(url: str, clock: FakeClock, **kwargs: object) -> AnthropicModel:
         "claude-sonnet-4-5",
         api_key="sk-ant-loopback",
         base_url=url,
-        sleep=clock.sleep,
-        clock=clock.time,
-        retry=RetryPolicy(max_retries=2),
+        retry=RetryPolicy(max_attempts=3, sleep=clock.sleep, clock=clock.time),
         **kwargs,  # type: ignore[arg-type]
     )
 

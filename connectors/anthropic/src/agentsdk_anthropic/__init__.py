@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
+from agentsdk.retry import RetryPolicy
+
 from ._model import ANTHROPIC_PROFILE, API_VERSION, DEFAULT_BASE_URL, AnthropicModel
-from ._retry import RetryPolicy
 
 __all__ = [
     "ANTHROPIC_PROFILE",

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import logging
 import os
-import random
-import time
 from collections.abc import AsyncIterator, Mapping
 
 import anyio
 import anyio.lowlevel
 import httpx
+from agentsdk.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from pydantic import SecretStr, ValidationError
 from pydantic_core import to_json
 
@@ -24,7 +23,6 @@ from agentsdk import (
 )
 
 from ._convert import build_wire_request, output_tool_name, request_body, response_from_wire
-from ._retry import RETRYABLE_STATUS, Clock, RetryPolicy, Sleep, parse_retry_after
 from ._stream import TRANSIENT_ERROR_TYPES, StreamAssembler, iter_sse
 from ._wire import WireErrorBody, WireResponse
 
@@ -67,10 +65,10 @@ class AnthropicModel:
         default_max_tokens: ``max_tokens`` sent when ModelSettings.max_tokens is unset
             (default 8192, or 4096 for the Claude 3 models that allow no more).
         headers: extra HTTP headers, e.g. ``{"anthropic-beta": "..."}``.
-        retry: backoff policy for 429, 5xx, 529, connect errors and read timeouts.
+        retry: backoff policy for 429, 5xx, 529, connect errors and read timeouts
+            (tests give it a fake ``sleep``, ``clock`` and ``rng``).
         timeout: default request timeout in seconds (ModelSettings.timeout overrides it).
         transport: an httpx transport (tests pass ``httpx.MockTransport``).
-        sleep, clock, rng: injectable so tests control backoff without real waiting.
     """
 
     def __init__(
@@ -85,9 +83,6 @@ class AnthropicModel:
         retry: RetryPolicy | None = None,
         timeout: float = 600.0,
         transport: httpx.AsyncBaseTransport | None = None,
-        sleep: Sleep | None = None,
-        clock: Clock | None = None,
-        rng: random.Random | None = None,
     ) -> None:
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
         self.name = f"anthropic:{model}"
@@ -106,9 +101,6 @@ class AnthropicModel:
         self.retry = retry or RetryPolicy()
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = SecretStr(key)
-        self._sleep: Sleep = sleep or anyio.sleep
-        self._clock: Clock = clock or time.time
-        self._rng = rng or random.Random()
         self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
@@ -241,8 +233,10 @@ class AnthropicModel:
         """POST with retries; returns a 200 response (body read, or open for streaming)."""
         per_request = self._timeout if timeout is None else httpx.Timeout(timeout)
         client = self._http()
+        retry = self.retry
         attempt = 0
         while True:
+            attempt += 1
             request = client.build_request(
                 "POST", "/v1/messages", content=content, timeout=per_request
             )
@@ -258,40 +252,39 @@ class AnthropicModel:
                 if response.status_code == 200:
                     return response
                 error = self._status_error(response)
-                retry_after = parse_retry_after(response.headers.get("retry-after"), self._clock())
+                retry_after = parse_retry_after(
+                    response.headers.get("retry-after"), now=retry.clock()
+                )
             except _NETWORK_ERRORS as exc:
                 error = self._error(
                     f"{type(exc).__name__} reaching {self.base_url}", retryable=True
                 )
             if not error.retryable:
                 raise error
-            if attempt >= self.retry.max_retries:
+            delay = retry.delay(attempt, retry_after)
+            if delay is None:
+                if attempt < retry.max_attempts and retry_after is not None:
+                    # attempts are left, so the server asked for more than max_retry_after
+                    why = (
+                        f"server asked to retry after {retry_after:.0f}s "
+                        f"(limit {retry.max_retry_after:.0f}s)"
+                    )
+                else:
+                    why = f"gave up after {attempt} attempt{'s' if attempt > 1 else ''}"
                 raise self._error(
-                    f"gave up after {attempt + 1} attempts; last error: {_strip(error, self.name)}",
+                    f"{why}; last error: {_strip(error, self.name)}",
                     retryable=True,
                     status_code=error.status_code,
                 )
-            if retry_after is not None and retry_after > self.retry.max_retry_after:
-                raise self._error(
-                    f"server asked to retry after {retry_after:.0f}s "
-                    f"(limit {self.retry.max_retry_after:.0f}s); last error: "
-                    f"{_strip(error, self.name)}",
-                    retryable=True,
-                    status_code=error.status_code,
-                )
-            delay = (
-                retry_after if retry_after is not None else self.retry.backoff(attempt, self._rng)
-            )
             logger.warning(
                 "%s: %s; retry %d/%d in %.2fs",
                 self.name,
                 _strip(error, self.name),
-                attempt + 1,
-                self.retry.max_retries,
+                attempt,
+                retry.max_attempts - 1,
                 delay,
             )
-            await self._sleep(delay)
-            attempt += 1
+            await retry.sleep(delay)
 
 
 def _strip(error: ModelError, name: str) -> str:

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import httpx
+from agentsdk.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from agentsdk.tools import ToolSpec
 
 from agentsdk import (
@@ -27,13 +28,11 @@ from ._response import StreamAssembler, parse_completion
 from ._wire import MessageEncoder, dumps
 from .profiles import EngineProfile, engine_profile
 from .prompted import render_tool_calls, tool_prompt
-from .retry import RetryPolicy, parse_retry_after
 
 __all__ = ["OpenAIChatModel"]
 
 logger = logging.getLogger("agentsdk_openai")
 
-_RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _AUTH_STATUS = frozenset({401, 403})
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -317,13 +316,15 @@ class OpenAIChatModel:
                     raise ModelAuthError(
                         self._auth_hint(problem), status_code=status, model_name=self.name
                     )
-                if status not in _RETRY_STATUS:
+                if status not in RETRYABLE_STATUS:
                     raise ModelError(
                         f"{self.name} (model {self.model_id!r}): {problem}",
                         status_code=status,
                         model_name=self.name,
                     )
-                retry_after = parse_retry_after(reply.headers.get("retry-after"))
+                retry_after = parse_retry_after(
+                    reply.headers.get("retry-after"), now=self.retry.clock()
+                )
             wait = self.retry.delay(attempt, retry_after)
             if wait is None:
                 raise ModelError(
