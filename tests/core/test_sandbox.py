@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import anyio
@@ -88,3 +90,58 @@ def test_managed_process_kill_is_idempotent_and_reaps() -> None:
     proc.kill()
     assert not proc.alive and gone(proc.pid)
     kill_process_group(proc.pid)  # quiet when already gone
+
+
+_AGENT = """
+import subprocess, sys, time
+import anyio
+from agentsdk.sandbox import run_process, start_process
+
+# A child that leaves a grandchild in its process group: a shell's background job.
+SCRIPT = "sleep 300 & echo $! > {pidfile}; wait"
+if sys.argv[1] == "start_process":
+    process = start_process(["sh", "-c", SCRIPT.format(pidfile=sys.argv[2])])
+    print(process.pid, flush=True)
+else:
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(run_process, ["sh", "-c", SCRIPT.format(pidfile=sys.argv[2])])
+            await anyio.sleep(300)
+    print("run_process", flush=True)
+    anyio.run(main)
+if sys.argv[3] == "exit":
+    sys.exit(0)
+time.sleep(300)
+"""
+
+
+@pytest.mark.parametrize(
+    ("how", "death"),
+    [("start_process", "sigkill"), ("run_process", "sigkill"), ("start_process", "exit")],
+)
+def test_grandchildren_die_with_the_agent_process(tmp_path, how: str, death: str) -> None:  # type: ignore[no-untyped-def]
+    # PR_SET_PDEATHSIG reaches the child only; the warden has to get the grandchild.
+    marker = tmp_path / "grandchild.pid"
+    agent = subprocess.Popen(
+        [sys.executable, "-c", _AGENT, how, str(marker), death], stdout=subprocess.PIPE
+    )
+    try:
+        assert agent.stdout is not None and agent.stdout.readline()
+        deadline = time.monotonic() + 20
+        while not (marker.exists() and marker.read_text().strip()):
+            assert time.monotonic() < deadline, "the grandchild never started"
+            time.sleep(0.05)
+        grandchild = int(marker.read_text())
+        assert not gone(grandchild)
+        if death == "sigkill":
+            agent.kill()  # nothing in the agent process runs after this
+        agent.wait(timeout=20)
+        deadline = time.monotonic() + 10
+        while not gone(grandchild):
+            assert time.monotonic() < deadline, (
+                f"grandchild {grandchild} outlived the agent process ({death})"
+            )
+            time.sleep(0.05)
+    finally:
+        agent.kill()
+        agent.wait()

@@ -2,7 +2,8 @@
 
 Every child gets its own process group and, on Linux, dies with its parent
 (``PR_SET_PDEATHSIG``). A timeout or a cancelled run kills the whole group,
-so engines and the helpers they spawn leave no orphans.
+so engines and the helpers they spawn leave no orphans; if the agent process
+itself dies, a small warden process kills the groups that are left.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
@@ -145,6 +147,99 @@ def _environment(env: Mapping[str, str] | None, inherit_env: bool) -> dict[str, 
     return base
 
 
+# --- the warden: kills our process groups when the agent process dies, however it dies ---
+# PR_SET_PDEATHSIG reaches only a direct child. What that child spawned (Xvfb under
+# xvfb-run, a shell's background job) stays in its process group but would outlive a
+# SIGKILLed agent. The warden is one small process per agent process, in its own session:
+# it learns each group we start through a pipe, and when the pipe closes (the agent
+# exited or was killed) it SIGKILLs every group still registered. Once a second it forgets
+# groups that have no process left, so a recycled number is never killed by mistake
+# (Linux does not reuse a pid while a process group of that number has members).
+_WARDEN = r"""
+import os, select, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+groups, pending = set(), b""
+fd = sys.stdin.fileno()
+while True:
+    ready, _, _ = select.select([fd], [], [], 1.0)
+    if ready:
+        data = os.read(fd, 65536)
+        if not data:
+            break
+        *lines, pending = (pending + data).split(b"\n")
+        for line in lines:
+            if line[:1] == b"+":
+                groups.add(int(line[1:]))
+            elif line[:1] == b"-":
+                groups.discard(int(line[1:]))
+    for pgid in list(groups):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            groups.discard(pgid)
+        except PermissionError:
+            pass
+for pgid in groups:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class _Warden:
+    """The agent side of the warden: starts it on first use, tells it about groups."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._owner = 0  # the pid that started it (a forked child needs its own)
+
+    def _tell(self, line: bytes) -> None:
+        with self._lock:
+            for _ in range(2):
+                if (
+                    self._popen is None
+                    or self._owner != os.getpid()
+                    or self._popen.poll() is not None
+                ):
+                    self._popen = subprocess.Popen(
+                        [sys.executable, "-S", "-c", _WARDEN],
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
+                    self._owner = os.getpid()
+                assert self._popen.stdin is not None
+                try:
+                    self._popen.stdin.write(line)
+                    self._popen.stdin.flush()
+                    return
+                except (BrokenPipeError, ValueError):
+                    self._popen = None  # it died: start another and say it again
+
+    def watch(self, pgid: int) -> None:
+        """Kill group ``pgid`` if this process dies while the group still exists."""
+        with contextlib.suppress(OSError):
+            self._tell(b"+%d\n" % pgid)
+
+    def forget(self, pgid: int) -> None:
+        """The group was killed or has ended."""
+        if self._popen is not None and self._owner == os.getpid():
+            with contextlib.suppress(OSError):
+                self._tell(b"-%d\n" % pgid)
+
+    @property
+    def pid(self) -> int | None:
+        """The warden's pid, once it runs."""
+        return self._popen.pid if self._popen is not None else None
+
+
+_warden = _Warden()
+
+
 def kill_process_group(pid: int, sig: int = signal.SIGKILL) -> None:
     """Send ``sig`` to the process group led by ``pid``; quiet if it is gone."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -166,6 +261,7 @@ class ManagedProcess:
     def kill(self) -> None:
         """Kill the whole process group and reap the child. Idempotent."""
         kill_process_group(self.pid)
+        _warden.forget(self.pid)
         with contextlib.suppress(ProcessLookupError):
             self.popen.kill()
         with contextlib.suppress(Exception):
@@ -222,6 +318,7 @@ def start_process(
         start_new_session=True,
         preexec_fn=_preexec(limits),
     )
+    _warden.watch(popen.pid)
     return ManagedProcess(popen)
 
 
@@ -264,6 +361,7 @@ async def run_process(
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
     )
     pid = process.pid
+    _warden.watch(pid)
     out, err = bytearray(), bytearray()
     flags = {"out": False, "err": False, "timed_out": False}
     try:
@@ -286,6 +384,7 @@ async def run_process(
             flags["timed_out"] = True
     finally:
         kill_process_group(pid)
+        _warden.forget(pid)
         with anyio.CancelScope(shield=True):
             with contextlib.suppress(Exception):
                 process.kill()
