@@ -211,6 +211,41 @@ async def test_aclose_closes_the_pooled_connections() -> None:
         )
 
 
+@pytest.mark.anyio
+async def test_an_api_key_read_with_its_newline_still_works() -> None:
+    async with LoopbackServer(reply_json(200, echo)) as server:
+        model = OpenAIChatModel(
+            "m", base_url=server.base_url, api_key=f"  {API_KEY}\n", retry=RetryPolicy()
+        )
+        async with model:
+            response = await model.request(REQUEST)
+    assert response.text.startswith("echo")
+    assert server.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
+
+
+@pytest.mark.anyio
+async def test_a_header_that_cannot_be_sent_is_a_clear_error_not_a_retry() -> None:
+    async with LoopbackServer(reply_json(200, echo)) as server:
+        model = OpenAIChatModel(
+            "m",
+            base_url=server.base_url,
+            headers={"X-Team": "agents\r\nX-Injected: 1"},
+            retry=RetryPolicy(sleep=FakeClock().sleep),
+        )
+        async with model:
+            with pytest.raises(ModelError, match="cannot send the request") as failure:
+                await model.request(REQUEST)
+    assert not failure.value.retryable and server.requests == []
+
+
+@pytest.mark.parametrize(
+    "url", ["htp://127.0.0.1:8000/v1", "127.0.0.1:8000/v1", "http:///v1", "ws://127.0.0.1/v1"]
+)
+def test_a_malformed_base_url_is_refused_at_once(url: str) -> None:
+    with pytest.raises(ValueError, match="base_url must be an http:// or https:// URL"):
+        OpenAIChatModel("m", base_url=url)
+
+
 # -- HTTP errors --------------------------------------------------------------------------
 
 

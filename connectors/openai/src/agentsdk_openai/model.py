@@ -8,6 +8,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from agentsdk.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
@@ -23,7 +24,7 @@ from agentsdk import (
     StreamDelta,
 )
 
-from ._http import AiohttpBackend, Backend, BadEndpoint, HttpxBackend, Reply, TransportFailure
+from ._http import AiohttpBackend, Backend, CannotSend, HttpxBackend, Reply, TransportFailure
 from ._response import StreamAssembler, parse_completion
 from ._wire import MessageEncoder, dumps
 from .profiles import EngineProfile, engine_profile
@@ -67,9 +68,16 @@ class OpenAIChatModel:
         self.name = name or f"{self.engine.scheme}:{model}"
         self.profile = profile or self.engine.model
         self.base_url = base_url.rstrip("/")
+        address = urlsplit(self.base_url)
+        if address.scheme not in ("http", "https") or not address.hostname:
+            raise ValueError(
+                f"base_url must be an http:// or https:// URL such as "
+                f"'http://127.0.0.1:8000/v1', not {base_url!r}"
+            )
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
-        self._api_key = api_key
+        # A key read from a file often ends in a newline, which no HTTP header may carry.
+        self._api_key = api_key.strip() if api_key else api_key
         self._transport = transport
         self._headers = {"Content-Type": "application/json", **(headers or {})}
         self._backend: Backend | None = None
@@ -297,9 +305,10 @@ class OpenAIChatModel:
                 reply = await self._http().post(
                     f"{base_url}/chat/completions", body, headers, timeout, stream
                 )
-            except BadEndpoint as exc:
+            except CannotSend as exc:
                 raise ModelError(
-                    f"{self.name}: bad server address {base_url!r}: {exc}", model_name=self.name
+                    f"{self.name}: cannot send the request to {base_url!r}: {exc}",
+                    model_name=self.name,
                 ) from None
             except TransportFailure as exc:  # connect/read/write errors and timeouts
                 problem = str(exc)
