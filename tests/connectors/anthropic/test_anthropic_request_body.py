@@ -7,7 +7,7 @@ import base64
 import pytest
 from agentsdk.tools import ToolSpec
 from agentsdk_anthropic import AnthropicModel
-from anthropic_recordings import SECRET_KEY, MakeModel, json_reply, message_body
+from anthropic_recordings import SECRET_KEY, FakeAnthropic, MakeModel, json_reply, message_body
 
 from agentsdk import (
     ImagePart,
@@ -293,3 +293,17 @@ async def test_extra_headers_are_sent(make_model: MakeModel) -> None:
     sent = fake.requests[0].headers
     assert sent["anthropic-beta"] == "some-feature-2025-01-01"
     assert sent["x-api-key"] == SECRET_KEY
+
+
+@pytest.mark.anyio
+async def test_a_key_read_with_its_newline_is_sent_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", f"{SECRET_KEY}\n")
+    fake = FakeAnthropic([OK])
+    model = AnthropicModel("claude-sonnet-4-5", transport=fake.transport)
+    try:
+        await model.request(_request([Message.user("hi")]))
+    finally:
+        await model.aclose()
+    assert fake.requests[0].headers["x-api-key"] == SECRET_KEY

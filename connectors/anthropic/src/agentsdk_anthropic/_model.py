@@ -85,6 +85,7 @@ class AnthropicModel:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        key = key.strip() if key else key  # a key read from a file often ends in a newline
         self.name = f"anthropic:{model}"
         if not key:
             raise ModelAuthError(
