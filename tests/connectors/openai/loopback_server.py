@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -183,12 +184,19 @@ class LoopbackServer:
     and ``open_connections`` those neither side has closed yet.
     """
 
-    def __init__(self, *behaviours: Behaviour, sock: socket.socket | None = None) -> None:
+    def __init__(
+        self,
+        *behaviours: Behaviour,
+        sock: socket.socket | None = None,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         if not behaviours:
             raise ValueError("script at least one behaviour")
         self.behaviours = list(behaviours)
         self.sock = sock
         """A listening socket to serve on instead of a new one (the server closes it)."""
+        self.tls = tls
+        """Serve https with this server-side context."""
         self.requests: list[RecordedRequest] = []
         self.connections = 0
         self.open_connections = 0
@@ -204,13 +212,14 @@ class LoopbackServer:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}/v1"
 
     async def __aenter__(self) -> LoopbackServer:
         if self.sock is not None:
-            self._server = await asyncio.start_server(self._serve, sock=self.sock)
+            self._server = await asyncio.start_server(self._serve, sock=self.sock, ssl=self.tls)
         else:
-            self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+            self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

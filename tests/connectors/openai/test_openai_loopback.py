@@ -10,15 +10,19 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from agentsdk.tools import ToolSpec
 from agentsdk_openai import OpenAIChatModel, RetryPolicy
+from agentsdk_openai._http import tls_context
 from loopback_server import (
     LoopbackServer,
     RecordedRequest,
@@ -244,6 +248,59 @@ async def test_a_header_that_cannot_be_sent_is_a_clear_error_not_a_retry() -> No
 def test_a_malformed_base_url_is_refused_at_once(url: str) -> None:
     with pytest.raises(ValueError, match="base_url must be an http:// or https:// URL"):
         OpenAIChatModel("m", base_url=url)
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (cert, key), made with the openssl command."""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2"),
+            *("-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"),
+            *("-keyout", str(key), "-out", str(cert)),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+def https_model(base_url: str) -> OpenAIChatModel:
+    return OpenAIChatModel(
+        "m", base_url=base_url, api_key=API_KEY, retry=RetryPolicy(sleep=FakeClock().sleep)
+    )
+
+
+def _serving_tls(cert: Path, key: Path) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+@pytest.mark.anyio
+async def test_https_trusts_ssl_cert_file_and_refuses_an_unknown_certificate(
+    certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, key = certificate
+    async with LoopbackServer(reply_json(200, echo), tls=_serving_tls(cert, key)) as server:
+        assert server.base_url.startswith("https://")
+        # certifi's bundle (the default) does not know this certificate: a clear error, no retry.
+        tls_context.cache_clear()
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+        async with https_model(server.base_url) as model:
+            with pytest.raises(ModelError, match="TLS certificate was not trusted") as failure:
+                await model.request(REQUEST)
+        assert not failure.value.retryable and server.requests == []
+        # SSL_CERT_FILE names the CA to trust, as with httpx and OpenSSL.
+        tls_context.cache_clear()
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        async with https_model(server.base_url) as model:
+            response = await model.request(REQUEST)
+        assert response.text == "echo: hello" and len(server.requests) == 1
+    tls_context.cache_clear()
 
 
 # -- HTTP errors --------------------------------------------------------------------------

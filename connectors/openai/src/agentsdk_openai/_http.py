@@ -19,6 +19,9 @@ and its pooled connections belong to the event loop that made it.
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
+import ssl
 import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -103,6 +106,21 @@ class Backend:
 # --- aiohttp ---------------------------------------------------------------------------
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """Certificates to trust for https: ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set, else certifi's.
+
+    What httpx does. aiohttp alone would use the system store, which is empty on some
+    installs (python.org builds on macOS, slim containers).
+    """
+    if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context()  # OpenSSL reads both variables
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, asyncio.TimeoutError) and not str(exc):
         return f"{type(exc).__name__}: no answer in time"
@@ -166,6 +184,8 @@ class AiohttpBackend(Backend):
         if self._guard is None:
             guard = self._guard = self._close_with_loop()
             await anext(guard)
+        if url.startswith("https:"):
+            options["ssl"] = tls_context()
         proxy = self._proxy(url)
         if proxy:
             options["proxy"] = proxy
@@ -173,6 +193,11 @@ class AiohttpBackend(Backend):
             response = await self._session.post(url, data=body, headers=headers, **options)
         except (self._aiohttp.InvalidURL, self._aiohttp.NonHttpUrlClientError) as exc:
             raise CannotSend(f"cannot request {str(exc) or url!r}") from None
+        except self._aiohttp.ClientConnectorCertificateError as exc:
+            raise CannotSend(
+                f"the server's TLS certificate was not trusted ({exc.certificate_error}); "
+                "point SSL_CERT_FILE at the CA bundle that signed it"
+            ) from None
         except ValueError as exc:  # e.g. a newline in a header value
             raise CannotSend(str(exc)) from None
         except self._failures as exc:
