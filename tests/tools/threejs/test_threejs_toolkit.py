@@ -109,6 +109,17 @@ async def test_errors_come_back_with_line_and_source(toolkit: ThreeJSToolkit) ->
     )
 
 
+async def test_a_render_that_logged_an_error_comes_back_with_its_frame(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    code = LIGHTS + TWO_BOXES + '\nconsole.error("texture atlas missing");\n'
+    outcome = await call(toolkit, "render_scene", code=code, reset=True)
+    assert outcome.is_error and "texture atlas missing" in outcome.text
+    # The scene did render: the model gets to look at it along with the error.
+    (frame,) = outcome.images
+    assert frame.label == "camera (failed render)" and frame.data.startswith(b"\x89PNG")
+
+
 async def test_blank_frame_is_an_error_the_model_can_act_on(toolkit: ThreeJSToolkit) -> None:
     outcome = await call(
         toolkit,
@@ -119,6 +130,7 @@ async def test_blank_frame_is_an_error_the_model_can_act_on(toolkit: ThreeJSTool
     assert outcome.is_error
     assert "The frame is blank: camera is all #000000" in outcome.text
     assert "no light" in outcome.text and "1 mesh(es)" in outcome.text
+    assert not outcome.images  # a flat colour: the text says all there is to see
     fixed = await call(toolkit, "render_scene", code=LIGHTS)
     assert not fixed.is_error, fixed.text
 

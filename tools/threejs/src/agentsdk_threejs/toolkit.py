@@ -281,7 +281,14 @@ class ThreeJSToolkit(Toolkit):
                     for label, data in zip(labels, result.images, strict=True)
                 ]
                 message += "\nThe frame(s) were saved to " + ", ".join(map(str, saved)) + "."
-            raise ToolError(message)
+            # A frame with something in it (a scene half built, or built but logging errors)
+            # goes to the model with the error; a flat colour is fully said by the text.
+            frames = [
+                Image(data, label=f"{view.view} (failed render)")
+                for view, data in zip(report.views, result.images, strict=True)
+                if not view.uniform
+            ]
+            raise ToolError(message, images=frames)
         if montage_views and len(result.images) > 1:
             return [
                 report,
