@@ -155,7 +155,7 @@ def _environment(env: Mapping[str, str] | None, inherit_env: bool) -> dict[str, 
 # exited or was killed) it SIGKILLs every group still registered. Once a second it forgets
 # groups that have no process left, so a recycled number is never killed by mistake
 # (Linux does not reuse a pid while a process group of that number has members).
-_WARDEN = r"""
+_WARDEN = r"""# agentsdk sandbox warden: kills the agent's process groups when the agent dies
 import os, select, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
