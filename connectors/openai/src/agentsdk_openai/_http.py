@@ -120,7 +120,6 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, asyncio.TimeoutError) and not str(exc):
         return f"{type(exc).__name__}: no answer in time"
