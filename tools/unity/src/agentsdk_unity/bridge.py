@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import uuid
 from types import TracebackType
 
@@ -248,20 +249,30 @@ class UnityBridge:
                 port, token = settings.endpoint()
             except FileNotFoundError as exc:
                 raise BridgeUnavailableError(str(exc)) from None
+            # The status is read before the attempt as well as after it: the editor writes
+            # 'reloading' before it stops listening and 'ready' once it listens again, so a
+            # status read only after a refusal can already be the 'ready' of a bridge that came
+            # back meanwhile (a client descheduled for a moment on a loaded machine). Only a
+            # status that said idle before the attempt and did not change since means "gone".
+            before = settings.read_status()
             try:
                 return await self._handshake(port, token)
             except (OSError, TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError) as exc:
                 reason = _reason(exc)
                 now = anyio.current_time()
                 status = settings.read_status()
-                if status is not None and status.busy:
+                busy_now = status is not None and status.busy
+                changed = status != before
+                if busy_now or changed or (before is not None and before.busy):
                     wait_until = min(deadline, started + settings.busy_timeout)
                 elif status is None and had_session:
                     wait_until = min(deadline, started + settings.reconnect_timeout)
                 else:
                     wait_until = now
-                if now + 0.2 < wait_until:
-                    await anyio.sleep(0.2)
+                # A status that just turned idle means the bridge is back: retry almost at once.
+                delay = 0.02 if changed and not busy_now else 0.2
+                if now + delay < wait_until:
+                    await anyio.sleep(delay)
                     continue
                 state = f" The editor's last status was '{status.state}'." if status else ""
                 raise BridgeUnavailableError(
@@ -274,6 +285,12 @@ class UnityBridge:
         timeout = self.settings.connect_timeout
         with anyio.fail_after(timeout):
             stream = await anyio.connect_tcp("127.0.0.1", port)
+        local = stream.extra(anyio.abc.SocketAttribute.local_address)
+        if local == stream.extra(anyio.abc.SocketAttribute.remote_address):
+            # TCP self-connect: retrying a loopback port that nobody listens on (a reload) can get
+            # that very port as the ephemeral source port. Nobody is there: treat it as refused.
+            await stream.aclose()
+            raise ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
         reader = FrameReader(stream, self.settings.max_frame_bytes)
         try:
             with anyio.fail_after(timeout):
