@@ -235,6 +235,39 @@ async def test_llamacpp_parse_failure_mid_stream_is_asked_again() -> None:
 
 
 @pytest.mark.anyio
+async def test_llamacpp_parse_failure_after_text_deltas_is_asked_again_whole() -> None:
+    # With sampling, the model may write some text, then a call the engine cannot parse.
+    recorder = Recorder(
+        sse_response(
+            chunk({"role": "assistant", "content": "Let me check"}),
+            chunk({"content": " the weather."}),
+            f"data: {json.dumps(PARSE_FAILURE)}\n\n",
+        ),
+        httpx.Response(
+            200,
+            json=completion(
+                '<tool_call>{"name": "weather", "arguments": {"city": "Oslo"}}</tool_call>'
+            ),
+        ),
+    )
+    model = mock_model(recorder, engine="llamacpp")
+    items = [
+        i
+        async for i in model.stream(
+            ModelRequest(messages=[Message.user("Weather in Oslo?")], tools=[WEATHER])
+        )
+    ]
+    *deltas, final = items
+    assert [d.text for d in deltas] == ["Let me check", " the weather."]
+    assert isinstance(final, ModelResponse)
+    assert [(c.name, c.arguments) for c in final.tool_calls] == [("weather", {"city": "Oslo"})]
+    streamed, whole = recorder.bodies()
+    assert streamed["stream"] is True and "tools" in streamed
+    assert "stream" not in whole and "tools" not in whole  # asked whole, tools in the prompt
+    assert '"name":"weather"' in whole["messages"][0]["content"]
+
+
+@pytest.mark.anyio
 async def test_other_engines_retry_a_500_as_usual() -> None:
     recorder = Recorder(
         httpx.Response(500, json=PARSE_FAILURE), httpx.Response(200, json=completion("ok"))

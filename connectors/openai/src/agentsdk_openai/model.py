@@ -101,7 +101,11 @@ class OpenAIChatModel:
             return await self._request(request, prompted=True)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
-        """Stream deltas, then the complete ``ModelResponse`` (only once ``[DONE]`` arrived)."""
+        """Stream deltas, then the complete ``ModelResponse`` (only once ``[DONE]`` arrived).
+
+        The ``ModelResponse`` is what counts: if the engine rejects the model's tool call after
+        some deltas went out, the answer is asked for again and its response replaces them.
+        """
         yielded = False
         try:
             async for item in self._stream(request, prompted=self._prompted):
@@ -109,7 +113,10 @@ class OpenAIChatModel:
                 yield item
         except _UnparsedToolOutput:
             if yielded:
-                raise
+                # Deltas went out before the engine's parser gave up (it sees the call only
+                # as it is written): ask again whole, with the tools in the prompt.
+                yield await self._request(request, prompted=True)
+                return
             async for item in self._stream(request, prompted=True):
                 yield item
 
