@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -158,3 +159,18 @@ async def test_gguf_path_that_does_not_exist() -> None:
     with pytest.raises(LocalModelError, match="no GGUF file at that path"):
         await model.local_engine.start()  # type: ignore[attr-defined]
     assert model.local_engine.pid is None  # type: ignore[attr-defined]
+
+
+def test_a_busy_core_is_seen_before_choosing_prompt_threads() -> None:
+    # The engine reads the prompt with every core only when nothing else keeps one busy.
+    from agentsdk_openai.local._server_main import _busy_cores
+
+    cores = len(os.sched_getaffinity(0))
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)  # let it get going
+        busy = _busy_cores(cores, window=0.5)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert 0.7 <= busy <= cores + 0.01, busy

@@ -52,6 +52,7 @@ class LocalEngine:
         *,
         context_window: int | None = None,
         threads: int | None = None,
+        batch_threads: int | None = None,
         startup_timeout: float = 180.0,
         chat_template: str | Path | None = None,
     ):
@@ -60,6 +61,7 @@ class LocalEngine:
         self.builtin: BuiltinModel | None = builtin
         self.context_window = context_window or (builtin.context_window if builtin else 8192)
         self.threads = threads
+        self.batch_threads = batch_threads
         self.startup_timeout = startup_timeout
         self._chat_template = Path(chat_template) if chat_template else None
         self._token = secrets.token_urlsafe(24)
@@ -154,6 +156,7 @@ class LocalEngine:
             sys.executable, "-m", "agentsdk_openai.local._server_main",
             "--model", str(model_path), "--alias", self.model, "--ready-file", str(ready),
             "--ctx", str(self.context_window), "--threads", str(self.threads or 0),
+            "--batch-threads", str(self.batch_threads or 0),
         ]  # fmt: skip
         if template is not None:
             argv += ["--chat-template", str(template)]
