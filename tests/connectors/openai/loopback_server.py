@@ -158,6 +158,17 @@ def hang_up_midway(
     return behaviour
 
 
+def hang_up() -> Behaviour:
+    """Read the request and close the connection without a word (a keep-alive timeout)."""
+
+    async def behaviour(
+        request: RecordedRequest, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        return False
+
+    return behaviour
+
+
 def never_answer() -> Behaviour:
     """Read the request and say nothing, until the client gives up and closes."""
 

@@ -26,6 +26,7 @@ from agentsdk_openai._http import tls_context
 from loopback_server import (
     LoopbackServer,
     RecordedRequest,
+    hang_up,
     hang_up_midway,
     never_answer,
     reply_json,
@@ -404,6 +405,32 @@ async def test_silent_server_times_out_instead_of_hanging() -> None:
             assert await server.wait_until_all_closed(1.0)
     assert caught.value.retryable is True and len(server.requests) == 2
     assert 0.9 <= elapsed < 4.0, elapsed
+
+
+@pytest.mark.anyio
+async def test_a_connection_closed_under_a_request_is_retried_at_once() -> None:
+    clock = FakeClock()
+    async with LoopbackServer(
+        *(reply_json(200, echo), hang_up(), reply_json(200, echo)),
+        *(hang_up(), hang_up(), reply_json(200, echo)),
+    ) as server:
+        async with loopback_model(server.port, clock) as model:
+            assert (await model.request(REQUEST)).text == "echo: hello"
+            # The pooled connection is closed under the next request: a new one, no backoff.
+            assert (await model.request(REQUEST)).text == "echo: hello"
+            assert clock.sleeps == [] and server.connections == 2
+            # Dropped twice in a row is no stale connection any more: the second backs off.
+            assert (await model.request(REQUEST)).text == "echo: hello"
+    assert len(clock.sleeps) == 1 and len(server.requests) == 6 and server.connections == 4
+
+
+@pytest.mark.anyio
+async def test_a_dropped_connection_is_not_retried_when_retries_are_off() -> None:
+    async with LoopbackServer(hang_up(), reply_json(200, echo)) as server:
+        async with loopback_model(server.port, max_attempts=1) as model:
+            with pytest.raises(ModelError, match="ServerDisconnectedError") as failure:
+                await model.request(REQUEST)
+    assert failure.value.retryable and len(server.requests) == 1
 
 
 @pytest.mark.anyio

@@ -42,7 +42,15 @@ _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
 class TransportFailure(Exception):
-    """The request or its answer did not get through (connect, read or write error, timeout)."""
+    """The request or its answer did not get through (connect, read or write error, timeout).
+
+    ``dropped`` means the server closed the connection before answering at all: most often a
+    pooled keep-alive connection it had just closed, which a new connection fixes at once.
+    """
+
+    def __init__(self, message: str, *, dropped: bool = False):
+        super().__init__(message)
+        self.dropped = dropped
 
 
 class CannotSend(Exception):
@@ -200,7 +208,11 @@ class AiohttpBackend(Backend):
         except ValueError as exc:  # e.g. a newline in a header value
             raise CannotSend(str(exc)) from None
         except self._failures as exc:
-            raise TransportFailure(_describe(exc)) from None
+            aiohttp = self._aiohttp
+            dropped = isinstance(
+                exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError
+            ) and not isinstance(exc, aiohttp.ClientConnectorError)
+            raise TransportFailure(_describe(exc), dropped=dropped) from None
         if stream and 200 <= response.status < 300:
             return Reply(
                 response.status,

@@ -320,6 +320,11 @@ class OpenAIChatModel:
             except TransportFailure as exc:  # connect/read/write errors and timeouts
                 problem = str(exc)
                 status = None
+                if exc.dropped and attempt == 1 < self.retry.max_attempts:
+                    # Most likely a pooled connection the server had just closed: a fresh
+                    # one fixes it, so no backoff and no warning (later drops back off).
+                    logger.info("%s: %s; retrying at once on a new connection", self.name, problem)
+                    continue
             else:
                 if reply.ok:
                     return reply
