@@ -145,3 +145,17 @@ def test_grandchildren_die_with_the_agent_process(tmp_path, how: str, death: str
     finally:
         agent.kill()
         agent.wait()
+
+
+def test_pid_alive_tells_running_exited_and_zombie_apart() -> None:
+    from agentsdk.sandbox import pid_alive
+
+    assert pid_alive(os.getpid())
+    child = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 10
+    while pid_alive(child.pid):  # exited but not reaped yet: a zombie counts as exited
+        assert time.monotonic() < deadline, "an exited child still counts as alive"
+        time.sleep(0.02)
+    assert os.path.exists(f"/proc/{child.pid}")  # still a zombie, not gone
+    child.wait()
+    assert not pid_alive(child.pid)

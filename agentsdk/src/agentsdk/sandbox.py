@@ -28,6 +28,7 @@ __all__ = [
     "ManagedProcess",
     "ProcessResult",
     "kill_process_group",
+    "pid_alive",
     "run_process",
     "start_process",
 ]
@@ -238,6 +239,29 @@ class _Warden:
 
 
 _warden = _Warden()
+
+
+def pid_alive(pid: int) -> bool:
+    """True if process ``pid`` exists and has not exited (a zombie counts as exited).
+
+    Where that cannot be told without side effects (Windows, where ``os.kill(pid, 0)``
+    would send Ctrl-C), the answer is True.
+    """
+    if sys.platform == "win32":
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):  # no /proc (macOS): ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
 
 def kill_process_group(pid: int, sig: int = signal.SIGKILL) -> None:

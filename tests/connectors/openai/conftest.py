@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,21 +13,9 @@ import pytest
 # the helper module's name is unique to this folder, so adding the folder is safe.
 sys.path.insert(0, str(Path(__file__).parent))
 
+from agentsdk.sandbox import pid_alive
 from agentsdk_openai import LocalEngine
 from agentsdk_openai.local import stop_all_engines
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still answers kill(0); it is dead for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +24,7 @@ def engine_pids() -> Iterator[list[int]]:
     pids: list[int] = []
     yield pids
     stop_all_engines()
-    survivors = [pid for pid in pids if _pid_alive(pid)]
+    survivors = [pid for pid in pids if pid_alive(pid)]
     assert survivors == [], f"engine processes survived the session: {survivors}"
 
 
@@ -59,6 +46,3 @@ def qwen_engine(engine_pids: list[int]) -> LocalEngine:
 def smollm_engine(engine_pids: list[int]) -> LocalEngine:
     """The shared SmolLM2-135M engine (fast tier), started once per session."""
     return _started("smollm2-135m", engine_pids)
-
-
-pid_alive = _pid_alive

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import anyio
 import pytest
+from agentsdk.sandbox import pid_alive
 from agentsdk_openai import LocalEngine, LocalModelError, connect
 from agentsdk_openai.local.catalog import BuiltinModel, resolve_model_path
 from agentsdk_openai.local.engine import _remove_stale_workdirs
-from conftest import pid_alive
 
 
 def _wait_dead(pid: int, timeout: float = 10.0) -> bool:

@@ -53,12 +53,3 @@ def engine() -> Iterator[GodotEngine]:
 def project(tmp_path: Path) -> GodotProject:
     """An empty project."""
     return GodotProject.create(tmp_path / "game")
-
-
-def pid_alive(pid: int) -> bool:
-    """True while a process exists (and is not a zombie)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"

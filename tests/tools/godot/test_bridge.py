@@ -8,6 +8,7 @@ import struct
 
 import anyio
 import pytest
+from agentsdk.sandbox import pid_alive
 from agentsdk_godot import (
     PROTOCOL_VERSION,
     BridgeError,
@@ -16,8 +17,6 @@ from agentsdk_godot import (
     GodotEngine,
     GodotProject,
 )
-
-from .conftest import pid_alive
 
 MOVER = """\
 extends MeshInstance

@@ -189,7 +189,7 @@ async def test_screenshot_and_live_game_tools(toolkit: GodotToolkit) -> None:
     pid = toolkit._game.pid if toolkit._game else None
     assert pid is not None
     await toolkit.close()
-    from .conftest import pid_alive
+    from agentsdk.sandbox import pid_alive
 
     assert not pid_alive(pid)
 

@@ -9,8 +9,9 @@ import time
 
 import anyio
 import pytest
+from agentsdk.sandbox import pid_alive
 from agentsdk_threejs import RendererError, RendererPool, ThreeJSToolkit
-from agentsdk_threejs._browser import DEFAULT_LAUNCH_ARGS, command_line, descendant_pids, pid_alive
+from agentsdk_threejs._browser import DEFAULT_LAUNCH_ARGS, command_line, descendant_pids
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -7,6 +7,8 @@ import shutil
 import signal
 from pathlib import Path
 
+from agentsdk.sandbox import pid_alive
+
 # Without these Chromium tries to reach Google services and logs refused connections.
 DEFAULT_LAUNCH_ARGS: tuple[str, ...] = (
     "--headless",
@@ -95,15 +97,6 @@ def browser_pids(marker: str, root: int | None = None) -> list[int]:
             found.append(pid)
             found.extend(descendant_pids(pid))
     return found
-
-
-def pid_alive(pid: int) -> bool:
-    """True if ``pid`` exists and is not a zombie."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 def kill_pids(pids: list[int]) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import TracebackType
 
 import anyio
+from agentsdk.sandbox import pid_alive
 from playwright.async_api import Browser, Playwright, async_playwright
 
 from agentsdk_threejs import _browser
@@ -244,7 +245,7 @@ class RendererPool:
         if not self.executable_path:
             return []
         self._remember_pids()
-        return [pid for pid in sorted(self._known_pids) if _browser.pid_alive(pid)]
+        return [pid for pid in sorted(self._known_pids) if pid_alive(pid)]
 
     async def close(self) -> None:
         """Close pages, browser, driver and server; no Chromium process outlives this. Idempotent."""
@@ -271,7 +272,7 @@ class RendererPool:
             # Belt and braces: anything still alive from this browser is killed by pid.
             deadline = time.monotonic() + 3
             # Process exit has no event to wait on: poll /proc.
-            while any(_browser.pid_alive(pid) for pid in pids) and time.monotonic() < deadline:  # noqa: ASYNC110
+            while any(pid_alive(pid) for pid in pids) and time.monotonic() < deadline:  # noqa: ASYNC110
                 await anyio.sleep(0.05)
             _browser.kill_pids(pids)
         self._known_pids.clear()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
+from agentsdk.sandbox import pid_alive
 from pydantic import BaseModel, SecretStr, ValidationError
 
 BRIDGE_FOLDER = Path("Library") / "AgentSdkBridge"
@@ -35,19 +35,7 @@ class BridgeStatus(BaseModel):
     @property
     def busy(self) -> bool:
         """True while the editor compiles or reloads scripts (the bridge comes back by itself)."""
-        return self.state in BUSY_STATES and _process_alive(self.pid)
-
-
-def _process_alive(pid: int | None) -> bool:
-    if pid is None or sys.platform == "win32":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        return self.state in BUSY_STATES and (self.pid is None or pid_alive(self.pid))
 
 
 class BridgeSettings(BaseModel):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 import httpx
-from agentsdk.sandbox import ManagedProcess, start_process
+from agentsdk.sandbox import ManagedProcess, pid_alive, start_process
 
 from agentsdk import ModelError
 
@@ -240,18 +240,8 @@ def _remove_stale_workdirs() -> None:
     """Delete the log folders of engines whose parent process died without cleaning up."""
     for folder in Path(tempfile.gettempdir()).glob(f"{_WORKDIR_PREFIX}*-*"):
         owner = folder.name.removeprefix(_WORKDIR_PREFIX).split("-", 1)[0]
-        if owner.isdigit() and not _process_exists(int(owner)):
+        if owner.isdigit() and not pid_alive(int(owner)):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _process_exists(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def running_engines() -> list[LocalEngine]:
