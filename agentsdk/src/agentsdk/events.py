@@ -16,6 +16,7 @@ from .messages import Usage
 
 if TYPE_CHECKING:  # pragma: no cover
     from .agent import RunResult
+    from .models import TokenTrace
 
 
 @dataclass(slots=True, frozen=True)
@@ -86,7 +87,9 @@ class ImageProduced:
 
 @dataclass(slots=True, frozen=True)
 class TurnFinished:
-    """A model turn (and the tool calls it asked for) finished."""
+    """A model turn (and the tool calls it asked for) finished. ``token_trace`` is
+    set when the run asked for ``ModelSettings(record_tokens=True)`` and the engine
+    could give the tokens."""
 
     run_id: str
     turn: int
@@ -94,6 +97,8 @@ class TurnFinished:
     tier: str | None
     usage: Usage
     tool_calls: int
+    finish_reason: str | None = None
+    token_trace: TokenTrace | None = field(default=None, repr=False)
 
 
 @dataclass(slots=True, frozen=True)
@@ -144,11 +149,14 @@ EVENT_TYPES: dict[str, type[Any]] = {
 }
 
 
+_NOT_TRACED = frozenset({"result", "token_trace"})  # the whole result; token ids (kept by evals)
+
+
 def event_to_dict(event: Event) -> dict[str, Any]:
     """The JSON-ready form of an event, with its type under ``"event"``."""
     data: dict[str, Any] = {"event": type(event).__name__}
     for f in dataclasses.fields(event):
-        if f.name == "result":
+        if f.name in _NOT_TRACED:
             continue
         data[f.name] = to_jsonable_python(getattr(event, f.name), fallback=str)
     return data

@@ -207,6 +207,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             turn_usage = turn_usage + Usage.model_construct(requests=1)
         served_by = response.model_name or model.name
         usages.append((served_by, turn_usage))
+        finish, tokens = response.finish_reason, response.token_trace
         messages.append(_message("assistant", list(response.parts)))
         calls = response.tool_calls
 
@@ -217,14 +218,18 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
                 if not ok:
                     output_failures += 1
                     if output_failures > cfg.output.retries:
-                        raise OutputValidationError(problem, _result(cfg, None, usages, turn))
+                        raise OutputValidationError(
+                            problem, _result(cfg, None, usages, turn, finish)
+                        )
                     messages.append(Message.user(cfg.output.retry_prompt(problem)))
-                    yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0)
+                    yield TurnFinished(
+                        cfg.run_id, turn, served_by, tier, turn_usage, 0, finish, tokens
+                    )
                     continue
             else:
                 value = text
-            yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0)
-            result = _result(cfg, value, usages, turn)
+            yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0, finish, tokens)
+            result = _result(cfg, value, usages, turn, finish)
             yield RunFinished(cfg.run_id, value, turn, result.usage, result)
             return
 
@@ -269,7 +274,9 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             messages.append(_message("user", list[Any](trailing)))
             budget.track(len(messages) - 1, new_images)
         budget.enforce(messages)
-        yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, len(calls))
+        yield TurnFinished(
+            cfg.run_id, turn, served_by, tier, turn_usage, len(calls), finish, tokens
+        )
 
     raise MaxTurnsExceeded(
         f"the run used all {cfg.max_turns} turns without a final answer",
@@ -318,7 +325,13 @@ def _message(role: str, parts: list[Any]) -> Message:
     return _trusted(Message, {"role": role, "parts": parts}, {"role", "parts"})
 
 
-def _result(cfg: RunConfig, output: Any, usages: list[tuple[str, Usage]], turns: int) -> RunResult:
+def _result(
+    cfg: RunConfig,
+    output: Any,
+    usages: list[tuple[str, Usage]],
+    turns: int,
+    finish_reason: str | None = None,
+) -> RunResult:
     usage, usage_by_model = _totals(usages)
     return RunResult(
         output=output,
@@ -328,6 +341,7 @@ def _result(cfg: RunConfig, output: Any, usages: list[tuple[str, Usage]], turns:
         turns=turns,
         run_id=cfg.run_id,
         artifacts_dir=cfg.artifacts.dir,
+        finish_reason=finish_reason,
     )
 
 

@@ -13,7 +13,10 @@ from .messages import Message, TextPart, ToolCallPart, Usage
 from .tools import ToolSpec
 
 __all__ = [
+    "ContentFilteredError",
+    "EmptyResponseError",
     "FallbackModel",
+    "MalformedResponseError",
     "Model",
     "ModelAuthError",
     "ModelError",
@@ -21,8 +24,10 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelSettings",
+    "ResponseTruncatedError",
     "StreamDelta",
     "Tiers",
+    "TokenTrace",
     "TurnInfo",
 ]
 
@@ -56,6 +61,12 @@ class ModelSettings(BaseModel):
     """``auto``, ``required``, ``none`` or the name of one tool."""
     parallel_tool_calls: bool | None = None
     timeout: float | None = None
+    allow_truncated: bool = False
+    """Accept an answer cut off at the output-token limit (finish reason ``length``)
+    instead of raising ``ResponseTruncatedError``; an empty cut-off answer still raises."""
+    record_tokens: bool = False
+    """Ask the connector for the token ids and logprobs the engine produced
+    (``ModelResponse.token_trace``); connectors that cannot give them ignore it."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
     def merged(self, other: ModelSettings | None) -> ModelSettings:
@@ -77,6 +88,16 @@ class ModelRequest(BaseModel):
     output_name: str | None = None
 
 
+class TokenTrace(BaseModel):
+    """The tokens of one model turn exactly as the engine produced them (for
+    training on trajectories): what it evaluated as the prompt and what it sampled."""
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    response_logprobs: list[float] | None = None
+    """One log-probability per response token, when the engine reports them."""
+
+
 class ModelResponse(BaseModel):
     """What a model answered for one turn."""
 
@@ -84,6 +105,8 @@ class ModelResponse(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     model_name: str = ""
     finish_reason: str | None = None
+    token_trace: TokenTrace | None = None
+    """Set when ``ModelSettings.record_tokens`` was asked for and the engine can."""
 
     @property
     def text(self) -> str:
@@ -124,6 +147,94 @@ class ModelError(Exception):
 
 class ModelAuthError(ModelError):
     """The server refused the credentials (401/403). Never retried."""
+
+
+class EmptyResponseError(ModelError):
+    """The server answered, but with no text and no tool calls (or with no choice at all).
+
+    Retryable: connectors ask again within their retry policy when nothing was streamed
+    yet, and ``FallbackModel`` moves on when they give up.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = True,
+        status_code: int | None = None,
+        model_name: str | None = None,
+        finish_reason: str | None = None,
+    ):
+        super().__init__(
+            message, retryable=retryable, status_code=status_code, model_name=model_name
+        )
+        self.finish_reason = finish_reason
+
+
+class ContentFilteredError(ModelError):
+    """The model refused, or the server's content filter stopped the answer.
+
+    ``refusal`` is the refusal text, or the partial answer the filter cut off (None when
+    the server sent nothing). Not retryable: the same request gets the same verdict.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        refusal: str | None = None,
+        retryable: bool = False,
+        status_code: int | None = None,
+        model_name: str | None = None,
+    ):
+        super().__init__(
+            message, retryable=retryable, status_code=status_code, model_name=model_name
+        )
+        self.refusal = refusal
+
+
+class ResponseTruncatedError(ModelError):
+    """The answer was cut off at the output-token limit (finish reason ``length``).
+
+    ``response`` is the cut-off turn, kept for a caller who wants it. Raise
+    ``max_tokens`` or set ``ModelSettings(allow_truncated=True)`` to accept such turns.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        response: ModelResponse | None = None,
+        retryable: bool = False,
+        status_code: int | None = None,
+        model_name: str | None = None,
+    ):
+        super().__init__(
+            message, retryable=retryable, status_code=status_code, model_name=model_name
+        )
+        self.response = response
+
+
+class MalformedResponseError(ModelError):
+    """The server's answer could not be read: not JSON, cut short, or JSON of the wrong
+    shape. ``field`` names what was wrong (``body``, ``choices[0]``, ``usage.prompt_tokens``).
+
+    Retryable, like a 5xx: connectors ask again when nothing was streamed yet.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str = "body",
+        retryable: bool = True,
+        status_code: int | None = None,
+        model_name: str | None = None,
+    ):
+        super().__init__(
+            message, retryable=retryable, status_code=status_code, model_name=model_name
+        )
+        self.field = field
 
 
 @runtime_checkable

@@ -21,6 +21,9 @@ class RunResult:
     turns: int = 0
     run_id: str = ""
     artifacts_dir: Path | None = None
+    finish_reason: str | None = None
+    """Why the model stopped its last turn, as the connector reported it (``stop``,
+    ``tool_calls``, ``length`` ...); ``None`` when it did not say."""
 
     @property
     def tool_calls(self) -> list[str]:

@@ -45,7 +45,13 @@ def _response(value: FunctionResult, name: str, request: ModelRequest) -> ModelR
     )
     return _trusted(
         ModelResponse,
-        {"parts": parts, "usage": usage, "model_name": name, "finish_reason": None},
+        {
+            "parts": parts,
+            "usage": usage,
+            "model_name": name,
+            "finish_reason": None,
+            "token_trace": None,
+        },
         {"parts", "usage", "model_name", "finish_reason"},
     )
 

@@ -378,6 +378,17 @@ class Toolkit:
     async def close(self) -> None:
         """Release the shared resource; safe to call twice. The default does nothing."""
 
+    async def reset(self) -> None:
+        """Return the toolkit's world to a fresh, empty state (an empty scene, a new
+        project) between tasks, keeping its engine running where it can.
+
+        The default closes and starts the toolkit again when it is open; toolkits with
+        an expensive engine override it with something cheaper.
+        """
+        if self._entered > 0:
+            await self.close()
+            await self.start()
+
     async def __aenter__(self) -> typing.Self:
         if self._entered == 0:
             await self.start()
@@ -428,6 +439,9 @@ class _ToolkitSubset(Toolkit):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.inner.__aexit__(*exc)
+
+    async def reset(self) -> None:
+        await self.inner.reset()
 
     def tools(self) -> list[Tool]:
         by_name = {t.name: t for t in self.inner.tools()}
