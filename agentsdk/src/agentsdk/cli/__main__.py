@@ -1,0 +1,7 @@
+"""``python -m agentsdk.cli``."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
