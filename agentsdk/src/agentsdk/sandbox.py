@@ -3,15 +3,19 @@
 Every child gets its own process group and, on Linux, dies with its parent
 (``PR_SET_PDEATHSIG``). A timeout or a cancelled run kills the whole group,
 so engines and the helpers they spawn leave no orphans; if the agent process
-itself dies, a small warden process kills the groups that are left.
+itself dies, a small warden process kills the groups that are left. What left
+the group (``setsid``: Godot's ``OS.execute``, daemons) is found by a marker in
+its environment and by its ancestry, and killed with the group.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import itertools
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -138,14 +142,76 @@ def _launcher_argv(argv: Sequence[str], limits: Limits | None) -> list[str]:
     return [sys.executable, "-S", "-c", _LAUNCHER, json.dumps(rlimits), *map(str, argv)]
 
 
-def _environment(env: Mapping[str, str] | None, inherit_env: bool) -> dict[str, str]:
+def _environment(
+    env: Mapping[str, str] | None, inherit_env: bool, mark: str | None = None
+) -> dict[str, str]:
     if inherit_env:
         base = dict(os.environ)
     else:
         base = {k: os.environ[k] for k in _SAFE_ENV if k in os.environ}
     if env:
         base.update(env)
+    if mark is not None:
+        # appended, so a sandbox inside a sandbox stays findable by both
+        base[_MARK] = f"{os.environ.get(_MARK, '')} {mark}".strip()
     return base
+
+
+# --- processes that leave the group ---
+# A child that calls setsid (Godot's OS.execute does) or a daemon that forks twice leaves its
+# process group, and a group kill misses it. Every child we start carries a word in the
+# environment variable _MARK, which whatever it starts inherits; a kill also finds those
+# processes (and descendants that cleared their environment, by a walk of parent pids).
+_MARK = "AGENTSDK_SANDBOX"
+_marks: dict[int, str] = {}  # pid of a child we started -> its word
+_counter = itertools.count(1)
+_agent_words: dict[int, str] = {}  # this process's random prefix (a fork gets its own)
+
+
+def _agent_word() -> str:
+    pid = os.getpid()
+    if pid not in _agent_words:
+        _agent_words[pid] = secrets.token_hex(6)
+    return _agent_words[pid]
+
+
+def _new_mark() -> str:
+    return f"{_agent_word()}.{next(_counter)}"
+
+
+def _escaped(mark: str) -> list[int]:
+    """Live processes carrying ``mark``, plus every descendant of those."""
+    if not os.path.isdir("/proc"):
+        return []
+    parents: dict[int, int] = {}
+    found: set[int] = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+            if fields[0] in (b"Z", b"X"):
+                continue
+            parents[pid] = int(fields[1])
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                variables = environ.read().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        prefix = _MARK.encode() + b"="
+        for item in variables:
+            if item.startswith(prefix) and mark.encode() in item[len(prefix) :].split():
+                found.add(pid)
+    grew = True
+    while grew:  # close the set under "child of"
+        grew = False
+        for pid, parent in parents.items():
+            if parent in found and pid not in found:
+                found.add(pid)
+                grew = True
+    found.discard(os.getpid())
+    return sorted(pid for pid in found if pid in parents)
 
 
 # --- the warden: kills our process groups when the agent process dies, however it dies ---
@@ -186,6 +252,19 @@ for pgid in groups:
         os.killpg(pgid, signal.SIGKILL)
     except OSError:
         pass
+# processes that left their group carry "AGENTSDK_SANDBOX=... <agent word>.<n>" (see _escaped)
+word = ("%s." % sys.argv[1]).encode()
+for _ in range(3):
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        try:
+            with open("/proc/%s/environ" % entry, "rb") as environ:
+                items = environ.read().split(b"\0")
+            marked = [i for i in items if i.startswith(b"AGENTSDK_SANDBOX=")]
+            if marked and any(w.startswith(word) for w in marked[0][17:].split()):
+                if int(entry) != os.getpid():
+                    os.kill(int(entry), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
 """
 
 
@@ -206,7 +285,7 @@ class _Warden:
                     or self._popen.poll() is not None
                 ):
                     self._popen = subprocess.Popen(
-                        [sys.executable, "-S", "-c", _WARDEN],
+                        [sys.executable, "-S", "-c", _WARDEN, _agent_word()],
                         stdin=subprocess.PIPE,
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL,
@@ -265,9 +344,28 @@ def pid_alive(pid: int) -> bool:
 
 
 def kill_process_group(pid: int, sig: int = signal.SIGKILL) -> None:
-    """Send ``sig`` to the process group led by ``pid``; quiet if it is gone."""
+    """Send ``sig`` to the process group led by ``pid``; quiet if it is gone.
+
+    For a child started here, what left the group (``setsid``, daemons) gets ``sig`` too.
+    """
+    mark = _marks.get(pid)
+    # collected first: the parent links that lead to an escaped process die with the group
+    escaped = _escaped(mark) if mark is not None else []
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+    rounds = 3 if sig == signal.SIGKILL else 1
+    while escaped and rounds:  # again: one may have forked between the look and the kill
+        for other in escaped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(other, sig)
+        rounds -= 1
+        escaped = _escaped(mark) if mark is not None and rounds else []
+
+
+def _release(pid: int) -> None:
+    """The child and everything it started are dead: forget it."""
+    _marks.pop(pid, None)
+    _warden.forget(pid)
 
 
 class ManagedProcess:
@@ -283,9 +381,9 @@ class ManagedProcess:
         return self.popen.poll() is None
 
     def kill(self) -> None:
-        """Kill the whole process group and reap the child. Idempotent."""
+        """Kill the whole process group (and what left it) and reap the child. Idempotent."""
         kill_process_group(self.pid)
-        _warden.forget(self.pid)
+        _release(self.pid)
         with contextlib.suppress(ProcessLookupError):
             self.popen.kill()
         with contextlib.suppress(Exception):
@@ -332,16 +430,18 @@ def start_process(
     stderr: int | IO[Any] | None = subprocess.PIPE,
 ) -> ManagedProcess:
     """Start a long-lived child in its own process group."""
+    mark = _new_mark()
     popen = subprocess.Popen(
         list(argv),
         cwd=cwd,
-        env=_environment(env, inherit_env),
+        env=_environment(env, inherit_env, mark),
         stdin=stdin,
         stdout=stdout,
         stderr=stderr,
         start_new_session=True,
         preexec_fn=_preexec(limits),
     )
+    _marks[popen.pid] = mark
     _warden.watch(popen.pid)
     return ManagedProcess(popen)
 
@@ -374,17 +474,20 @@ async def run_process(
 
     On timeout the process group is killed and ``timed_out`` is set. If the
     calling task is cancelled, the group is killed before cancellation
-    propagates.
+    propagates. When the child exits, what it left running (in its group or
+    detached from it) is killed, so it cannot hold the run open.
     """
     start = time.monotonic()
+    mark = _new_mark()
     process = await anyio.open_process(
         _launcher_argv(argv, limits),
         cwd=cwd,
-        env=_environment(env, inherit_env),
+        env=_environment(env, inherit_env, mark),
         start_new_session=True,
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
     )
     pid = process.pid
+    _marks[pid] = mark
     _warden.watch(pid)
     out, err = bytearray(), bytearray()
     flags = {"out": False, "err": False, "timed_out": False}
@@ -404,11 +507,13 @@ async def run_process(
                     await process.stdin.send(input)
                     await process.stdin.aclose()
                 await process.wait()
+                # leftovers would keep the output pipes open until the timeout
+                kill_process_group(pid)
         if scope.cancelled_caught:
             flags["timed_out"] = True
     finally:
         kill_process_group(pid)
-        _warden.forget(pid)
+        _release(pid)
         with anyio.CancelScope(shield=True):
             with contextlib.suppress(Exception):
                 process.kill()

@@ -310,6 +310,10 @@ class GameSession:
         await self.request("screenshot", file=str(file))
         return file.read_bytes()
 
+    def output(self) -> str:
+        """Everything the game printed so far (stdout and stderr, as they arrived)."""
+        return self._pump.output() if self._pump else ""
+
     def recent_errors(self) -> list[Diagnostic]:
         """Errors the game printed so far (Godot 3 has no in-game error hook: read from its output)."""
         return parse_diagnostics(self._pump.output() if self._pump else "")
