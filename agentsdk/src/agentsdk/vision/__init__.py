@@ -1,0 +1,25 @@
+"""What a render shows, measured: visibility reports from an engine's object-ID pass,
+image comparison, and the result shape of measure/assert tools.
+
+Engine-independent; the three.js, Blender and Godot toolkits render the passes and
+call these functions. Needs numpy and pillow (``pip install 'agentsdk[vision]'``).
+"""
+
+from .colours import colour_name, id_colours, ids_from_colours
+from .compare import AssertResult, ImageComparison, compare_images, diff_reports, load_rgb
+from .report import ObjectFacts, ObjectVisibility, VisibilityReport, visibility_report
+
+__all__ = [
+    "AssertResult",
+    "ImageComparison",
+    "ObjectFacts",
+    "ObjectVisibility",
+    "VisibilityReport",
+    "colour_name",
+    "compare_images",
+    "diff_reports",
+    "id_colours",
+    "ids_from_colours",
+    "load_rgb",
+    "visibility_report",
+]
