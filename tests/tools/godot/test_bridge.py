@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import time
 
 import anyio
 import pytest
@@ -107,3 +108,57 @@ async def test_failed_start_leaves_no_game_and_a_clean_project(
     assert not game.alive
     assert (project.path / "project.godot").read_bytes() == settings_before
     assert not (project.path / "addons").exists()
+
+
+def rss_kb(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+def dropped_after(sock: socket.socket, payload: bytes, chunk: int = 1 << 16) -> float:
+    """Send `payload` (stopping when the game hangs up); seconds until the game hung up."""
+    started = time.monotonic()
+    sock.settimeout(20)
+    try:
+        for start in range(0, len(payload), chunk):
+            sock.sendall(payload[start : start + chunk])
+        while sock.recv(65536):  # an error frame may come before the close
+            pass
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    return time.monotonic() - started
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_bridge_drops_clients_that_do_not_say_hello(
+    engine: GodotEngine, project: GodotProject
+) -> None:
+    game_project(project)
+    async with GameSession(project, engine, window=False, hello_timeout=1.5) as game:
+        assert game.pid is not None
+        await game.request("ping")
+        before = rss_kb(game.pid)
+
+        def attacks() -> dict[str, float]:
+            seconds: dict[str, float] = {}
+            with socket.create_connection(("127.0.0.1", game.port), timeout=10) as http:
+                request = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                seconds["http"] = dropped_after(http, request)
+            with socket.create_connection(("127.0.0.1", game.port), timeout=10) as huge:
+                # a length header of ~2 GB, then 64 MB of body
+                flood = struct.pack(">I", 0x7FFFFFF0) + b"x" * (64 << 20)
+                seconds["huge"] = dropped_after(huge, flood)
+            with socket.create_connection(("127.0.0.1", game.port), timeout=10) as trickle:
+                # under the size cap, but never finishing the hello: dropped at the timeout
+                seconds["silent"] = dropped_after(trickle, struct.pack(">I", 100) + b"{")
+            return seconds
+
+        seconds = await anyio.to_thread.run_sync(attacks)
+        grown_mb = (rss_kb(game.pid) - before) / 1024
+        assert seconds["http"] < 5 and seconds["huge"] < 5, seconds
+        assert 1.0 < seconds["silent"] < 8, seconds
+        assert grown_mb < 8, f"the game grew by {grown_mb:.1f} MB"
+        assert await game.request("ping") == "pong"  # the real client is still served

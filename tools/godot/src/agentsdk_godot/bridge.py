@@ -4,7 +4,8 @@
 autoload in project.godot, starts the game and, as soon as the bridge listens, puts project.godot
 back exactly as it was and deletes the copied files (they are never left for an export).
 Frames on the wire: 4-byte big-endian length + UTF-8 JSON object. Handshake first:
-`{"op": "hello", "token": ..., "protocol": 1}`.
+`{"op": "hello", "token": ..., "protocol": 1}`; the game drops a client that has not sent it
+within `hello_timeout`, or whose first frame is over 4 KB (later frames: 16 MB).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from agentsdk_godot.variant import Variant, parse_variant
 __all__ = ["PROTOCOL_VERSION", "BridgeError", "GameSession", "Handshake"]
 
 PROTOCOL_VERSION = 1
+_MAX_REPLY_BYTES = 64 * 1024 * 1024  # a whole scene tree is a few MB at most
 _ADDON = "addons/agentsdk_bridge"
 _AUTOLOAD = "AgentsdkBridge"
 
@@ -109,13 +111,16 @@ class GameSession:
         width: int = 512,
         height: int = 512,
         start_timeout: float = 30.0,
+        hello_timeout: float = 5.0,
     ):
+        """`hello_timeout`: seconds a connection may take to authenticate before the game drops it."""
         self.project = project
         self.engine = engine
         self.scene = scene
         self.window = window
         self.width, self.height = width, height
         self.start_timeout = start_timeout
+        self.hello_timeout = hello_timeout
         self.token = secrets.token_urlsafe(24)
         self.port = 0
         self.handshake: Handshake | None = None
@@ -206,6 +211,7 @@ class GameSession:
                 {
                     "AGENTSDK_GODOT_BRIDGE_PORT": str(self.port),
                     "AGENTSDK_GODOT_BRIDGE_TOKEN": self.token,
+                    "AGENTSDK_GODOT_BRIDGE_HELLO_MS": str(int(self.hello_timeout * 1000)),
                 }
             )
             if shutil.which("stdbuf"):
@@ -268,6 +274,8 @@ class GameSession:
         body = json.dumps(message).encode()
         self._sock.sendall(struct.pack(">I", len(body)) + body)
         size = struct.unpack(">I", _recv_exact(self._sock, 4))[0]
+        if size > _MAX_REPLY_BYTES:
+            raise BridgeError(f"the game sent a {size}-byte frame (limit {_MAX_REPLY_BYTES})")
         reply = json.loads(_recv_exact(self._sock, size))
         if not isinstance(reply, dict):
             raise BridgeError("the game sent a frame that is not an object")

@@ -2,12 +2,18 @@ extends Node
 # agentsdk runtime bridge (Godot 3). Added to the game as an autoload only for an agent
 # session. Listens on 127.0.0.1; every frame is a 4-byte big-endian length and UTF-8 JSON.
 # The first frame must be {"op": "hello", "token": ..., "protocol": 1}.
+# Until then a client may send one small frame within the hello timeout, or it is dropped:
+# whatever else listens on loopback (a browser, a port scanner) costs no memory.
 
 const PROTOCOL = 1
 const HARNESS = preload("res://addons/agentsdk_bridge/harness.gd")
+const HELLO_MAX_BYTES = 4096  # the hello frame is ~100 bytes
+const FRAME_MAX_BYTES = 16 * 1024 * 1024  # after the hello
+const MAX_WAITING = 8  # connections that have not said hello yet
 
 var _server = TCP_Server.new()
 var _token = ""
+var _hello_ms = 5000
 var _clients = []
 
 
@@ -15,6 +21,8 @@ func _ready():
 	pause_mode = Node.PAUSE_MODE_PROCESS
 	_token = OS.get_environment("AGENTSDK_GODOT_BRIDGE_TOKEN")
 	var port = int(OS.get_environment("AGENTSDK_GODOT_BRIDGE_PORT"))
+	if OS.get_environment("AGENTSDK_GODOT_BRIDGE_HELLO_MS") != "":
+		_hello_ms = int(OS.get_environment("AGENTSDK_GODOT_BRIDGE_HELLO_MS"))
 	if _token == "" or port <= 0:
 		printerr("AGENTSDK: bridge not configured")
 		return
@@ -26,12 +34,32 @@ func _ready():
 
 
 func _process(_delta):
+	var now = OS.get_ticks_msec()
 	while _server.is_connection_available():
 		var peer = _server.take_connection()
 		peer.set_big_endian(true)
-		_clients.append({"peer": peer, "authed": false, "buffer": PoolByteArray()})
+		if _waiting() >= MAX_WAITING:
+			peer.disconnect_from_host()
+			continue
+		_clients.append({"peer": peer, "authed": false, "buffer": PoolByteArray(), "since": now})
 	for client in _clients.duplicate():
-		_pump(client)
+		if not client["authed"] and now - client["since"] > _hello_ms:
+			_drop(client)
+		else:
+			_pump(client)
+
+
+func _waiting():
+	var count = 0
+	for client in _clients:
+		if not client["authed"]:
+			count += 1
+	return count
+
+
+func _drop(client):
+	client["peer"].disconnect_from_host()
+	_clients.erase(client)
 
 
 func _pump(client):
@@ -39,16 +67,24 @@ func _pump(client):
 	if peer.get_status() != StreamPeerTCP.STATUS_CONNECTED:
 		_clients.erase(client)
 		return
+	var limit = FRAME_MAX_BYTES if client["authed"] else HELLO_MAX_BYTES
 	# pool arrays are copied on write: append to a local copy and store it back
 	var buffer = client["buffer"]
-	var available = peer.get_available_bytes()
-	if available > 0:
-		var got = peer.get_data(available)
+	# never hold more than one frame's worth: the rest waits in the socket
+	var wanted = int(min(peer.get_available_bytes(), 4 + limit - buffer.size()))
+	if wanted > 0:
+		var got = peer.get_data(wanted)
 		if got[0] == OK:
 			buffer.append_array(got[1])
 	client["buffer"] = buffer
 	while buffer.size() >= 4:
 		var size = (buffer[0] << 24) | (buffer[1] << 16) | (buffer[2] << 8) | buffer[3]
+		limit = FRAME_MAX_BYTES if client["authed"] else HELLO_MAX_BYTES
+		if size > limit:
+			if client["authed"]:
+				_send(peer, {"ok": false, "error": "frame of %d bytes is over the %d byte limit" % [size, limit]})
+			_drop(client)
+			return
 		if buffer.size() < 4 + size:
 			break
 		var text = buffer.subarray(4, 3 + size).get_string_from_utf8() if size > 0 else ""
@@ -57,6 +93,9 @@ func _pump(client):
 		var parsed = JSON.parse(text)
 		if parsed.error != OK or typeof(parsed.result) != TYPE_DICTIONARY:
 			_send(peer, {"ok": false, "error": "frame is not a JSON object"})
+			if not client["authed"]:
+				_drop(client)
+				return
 			continue
 		if not client["authed"]:
 			_handshake(client, parsed.result)
@@ -70,7 +109,7 @@ func _pump(client):
 
 func _handshake(client, request):
 	var peer = client["peer"]
-	if request.get("op") != "hello" or str(request.get("token", "")) != _token:
+	if request.get("op") != "hello" or not _same_text(str(request.get("token", "")), _token):
 		_send(peer, {"ok": false, "error": "bad token"})
 		peer.disconnect_from_host()
 		_clients.erase(client)
@@ -82,6 +121,16 @@ func _handshake(client, request):
 		return
 	client["authed"] = true
 	_send(peer, {"ok": true, "protocol": PROTOCOL, "engine": Engine.get_version_info()["string"]})
+
+
+static func _same_text(a, b):
+	# compares every byte, so the time taken does not tell how much of a token was right
+	var x = a.to_utf8()
+	var y = b.to_utf8()
+	var diff = x.size() ^ y.size()
+	for i in range(min(x.size(), y.size())):
+		diff = diff | (x[i] ^ y[i])
+	return diff == 0
 
 
 func _send(peer, message):

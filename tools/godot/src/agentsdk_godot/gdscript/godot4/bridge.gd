@@ -1,13 +1,18 @@
 extends Node
 # agentsdk runtime bridge (Godot 4, GDScript 2). NOT exercised: no Godot 4 binary was available.
 # Same wire protocol as gdscript/godot3/bridge.gd: 4-byte big-endian length + UTF-8 JSON,
-# first frame {"op": "hello", "token": ..., "protocol": 1}.
+# first frame {"op": "hello", "token": ..., "protocol": 1}. Until then a client may send one
+# small frame within the hello timeout, or it is dropped.
 
 const PROTOCOL := 1
 const HARNESS := preload("res://addons/agentsdk_bridge/harness.gd")
+const HELLO_MAX_BYTES := 4096
+const FRAME_MAX_BYTES := 16 * 1024 * 1024
+const MAX_WAITING := 8
 
 var _server := TCPServer.new()
 var _token := ""
+var _hello_ms := 5000
 var _clients: Array = []
 
 
@@ -15,6 +20,8 @@ func _ready() -> void:
 	process_mode = Node.PROCESS_MODE_ALWAYS
 	_token = OS.get_environment("AGENTSDK_GODOT_BRIDGE_TOKEN")
 	var port := int(OS.get_environment("AGENTSDK_GODOT_BRIDGE_PORT"))
+	if OS.get_environment("AGENTSDK_GODOT_BRIDGE_HELLO_MS") != "":
+		_hello_ms = int(OS.get_environment("AGENTSDK_GODOT_BRIDGE_HELLO_MS"))
 	if _token == "" or port <= 0:
 		printerr("AGENTSDK: bridge not configured")
 		return
@@ -26,12 +33,33 @@ func _ready() -> void:
 
 
 func _process(_delta: float) -> void:
+	var now := Time.get_ticks_msec()
 	while _server.is_connection_available():
 		var peer := _server.take_connection()
 		peer.big_endian = true
-		_clients.append({"peer": peer, "authed": false, "buffer": PackedByteArray()})
+		if _clients.filter(func(c): return not c["authed"]).size() >= MAX_WAITING:
+			peer.disconnect_from_host()
+			continue
+		_clients.append({"peer": peer, "authed": false, "buffer": PackedByteArray(), "since": now})
 	for client in _clients.duplicate():
-		_pump(client)
+		if not client["authed"] and now - int(client["since"]) > _hello_ms:
+			_drop(client)
+		else:
+			_pump(client)
+
+
+func _drop(client: Dictionary) -> void:
+	client["peer"].disconnect_from_host()
+	_clients.erase(client)
+
+
+static func _same_text(a: String, b: String) -> bool:
+	var x := a.to_utf8_buffer()
+	var y := b.to_utf8_buffer()
+	var diff := x.size() ^ y.size()
+	for i in range(mini(x.size(), y.size())):
+		diff = diff | (x[i] ^ y[i])
+	return diff == 0
 
 
 func _pump(client: Dictionary) -> void:
@@ -41,13 +69,20 @@ func _pump(client: Dictionary) -> void:
 		_clients.erase(client)
 		return
 	var buffer: PackedByteArray = client["buffer"]
-	var available := peer.get_available_bytes()
-	if available > 0:
-		var got := peer.get_data(available)
+	var limit: int = FRAME_MAX_BYTES if client["authed"] else HELLO_MAX_BYTES
+	var wanted := mini(peer.get_available_bytes(), 4 + limit - buffer.size())
+	if wanted > 0:
+		var got := peer.get_data(wanted)
 		if got[0] == OK:
 			buffer.append_array(got[1])
 	while buffer.size() >= 4:
 		var size := (buffer[0] << 24) | (buffer[1] << 16) | (buffer[2] << 8) | buffer[3]
+		limit = FRAME_MAX_BYTES if client["authed"] else HELLO_MAX_BYTES
+		if size > limit:
+			if client["authed"]:
+				_send(peer, {"ok": false, "error": "frame of %d bytes is over the %d byte limit" % [size, limit]})
+			_drop(client)
+			return
 		if buffer.size() < 4 + size:
 			break
 		var text := buffer.slice(4, 4 + size).get_string_from_utf8()
@@ -55,9 +90,12 @@ func _pump(client: Dictionary) -> void:
 		var request = JSON.parse_string(text)
 		if typeof(request) != TYPE_DICTIONARY:
 			_send(peer, {"ok": false, "error": "frame is not a JSON object"})
+			if not client["authed"]:
+				_drop(client)
+				return
 			continue
 		if not client["authed"]:
-			if request.get("op") != "hello" or str(request.get("token", "")) != _token:
+			if request.get("op") != "hello" or not _same_text(str(request.get("token", "")), _token):
 				_send(peer, {"ok": false, "error": "bad token"})
 				peer.disconnect_from_host()
 				_clients.erase(client)
