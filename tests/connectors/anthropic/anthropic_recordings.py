@@ -148,8 +148,8 @@ data: {"type":"message_stop"}
 def message_body(
     content: list[dict[str, Any]],
     *,
-    stop_reason: str = "end_turn",
-    usage: dict[str, int] | None = None,
+    stop_reason: str | None = "end_turn",
+    usage: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A complete (non-streamed) Message as the API returns it."""
     return {

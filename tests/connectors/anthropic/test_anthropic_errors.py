@@ -159,7 +159,9 @@ async def test_read_timeouts_exhausted_give_a_retryable_error(make_model: MakeMo
     model, fake = make_model(*[httpx.ReadTimeout("timed out") for _ in range(4)])
     with pytest.raises(ModelError) as info:
         await model.request(ASK)
-    assert info.value.retryable is True and "ReadTimeout" in str(info.value)
+    assert info.value.retryable is True and "gave up after 4 attempts" in str(info.value)
+    assert "no answer from the server within 600 s (the read timeout)" in str(info.value)
+    assert "ReadTimeout" not in str(info.value)  # plain words, not httpx's class names
     assert len(fake.requests) == 4
 
 
@@ -196,12 +198,23 @@ def test_missing_key_says_which_variable(monkeypatch: pytest.MonkeyPatch) -> Non
 
 @pytest.mark.anyio
 async def test_error_body_with_status_200_is_an_error_not_an_empty_answer(
-    make_model: MakeModel,
+    make_model: MakeModel, clock: FakeClock
 ) -> None:
-    model, _ = make_model(json_reply(200, error_body("overloaded_error", "Overloaded")))
+    model, fake = make_model(*[json_reply(200, error_body("overloaded_error", "Overloaded"))] * 4)
     with pytest.raises(ModelError) as info:
         await model.request(ASK)
     assert "overloaded_error: Overloaded" in str(info.value) and info.value.retryable is True
+    assert "gave up after 4 attempts" in str(info.value)
+    assert len(fake.requests) == 4 and len(clock.sleeps) == 3
+
+
+@pytest.mark.anyio
+async def test_error_body_with_status_200_is_retried_like_a_529(
+    make_model: MakeModel, clock: FakeClock
+) -> None:
+    model, fake = make_model(json_reply(200, error_body("overloaded_error", "Overloaded")), OK)
+    assert (await model.request(ASK)).text == "fine"
+    assert len(fake.requests) == 2 and len(clock.sleeps) == 1
 
 
 @pytest.mark.anyio
@@ -228,9 +241,12 @@ async def test_spend_limit_429_is_not_retried(make_model: MakeModel, clock: Fake
 
 
 @pytest.mark.anyio
-async def test_stream_request_answered_with_a_json_error_body(make_model: MakeModel) -> None:
-    model, _ = make_model(json_reply(200, error_body("overloaded_error", "Overloaded")))
+async def test_stream_request_answered_with_a_json_error_body(
+    make_model: MakeModel, clock: FakeClock
+) -> None:
+    model, fake = make_model(*[json_reply(200, error_body("overloaded_error", "Overloaded"))] * 4)
     with pytest.raises(ModelError) as info:
         async for _ in model.stream(ASK):
             pass
     assert "overloaded_error: Overloaded" in str(info.value) and info.value.retryable is True
+    assert len(fake.requests) == 4 and len(clock.sleeps) == 3

@@ -14,7 +14,15 @@ from openai_wire_shapes import (
     sse_response,
 )
 
-from agentsdk import Message, ModelAuthError, ModelError, ModelRequest, ModelResponse, StreamDelta
+from agentsdk import (
+    MalformedResponseError,
+    Message,
+    ModelAuthError,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    StreamDelta,
+)
 
 REQUEST = ModelRequest(messages=[Message.user("hello")])
 
@@ -109,7 +117,9 @@ async def test_connect_errors_exhausted_become_retryable_model_error() -> None:
     recorder = Recorder(httpx.ConnectError("connection refused"))
     with pytest.raises(ModelError) as caught:
         await mock_model(recorder, clock=FakeClock()).request(REQUEST)
-    assert caught.value.retryable is True and "ConnectError" in str(caught.value)
+    assert caught.value.retryable is True
+    assert "cannot connect to the server (connection refused)" in str(caught.value)
+    assert "gave up after 4 attempts" in str(caught.value)
 
 
 @pytest.mark.anyio
@@ -135,7 +145,7 @@ async def _drain(model_stream: object) -> list[StreamDelta | ModelResponse]:
 async def test_stream_that_ends_before_done_yields_no_response() -> None:
     recorder = Recorder(sse_response(chunk({"content": "half an ans"})))
     items: list[StreamDelta | ModelResponse] = []
-    with pytest.raises(ModelError, match=r"ended before \[DONE\]"):
+    with pytest.raises(ModelError, match=r"closed the stream after \d+ bytes before \[DONE\]"):
         async for item in mock_model(recorder).stream(REQUEST):
             items.append(item)
     assert [type(i) for i in items] == [StreamDelta]  # the delta was shown, no response was made
@@ -146,9 +156,9 @@ async def test_stream_with_malformed_json_is_a_clear_error() -> None:
     recorder = Recorder(
         sse_response(chunk({"content": "ok"}), 'data: {"choices": [{"delta": \n\n', DONE)
     )
-    with pytest.raises(ModelError, match="malformed JSON") as caught:
+    with pytest.raises(MalformedResponseError, match="an event that is not JSON") as caught:
         await _drain(mock_model(recorder).stream(REQUEST))
-    assert caught.value.model_name == "vllm:test-model"
+    assert caught.value.model_name == "vllm:test-model" and caught.value.field == "stream event"
 
 
 @pytest.mark.anyio
@@ -159,7 +169,7 @@ async def test_stream_broken_off_by_the_network() -> None:
             raise httpx.ReadError("connection reset by peer")
 
     recorder = Recorder(lambda request: httpx.Response(200, stream=BreakingStream()))
-    with pytest.raises(ModelError, match="broke off") as caught:
+    with pytest.raises(ModelError, match="closed the stream after 146 bytes before") as caught:
         await _drain(mock_model(recorder).stream(REQUEST))
     assert caught.value.retryable is True
 

@@ -37,6 +37,7 @@ from loopback_server import (
 from openai_wire_shapes import DONE, FakeClock, chunk, completion
 
 from agentsdk import (
+    MalformedResponseError,
     Message,
     ModelAuthError,
     ModelError,
@@ -363,14 +364,17 @@ async def test_400_carries_the_server_message_and_is_not_retried() -> None:
 
 
 @pytest.mark.anyio
-async def test_200_with_a_body_that_is_not_json() -> None:
+async def test_200_with_a_body_that_is_not_json_is_retried_then_a_clear_error() -> None:
+    clock = FakeClock()
     async with LoopbackServer(
         reply_raw(200, b"<html>502 proxy error</html>", content_type="text/html")
     ) as server:
-        async with loopback_model(server.port) as model:
-            with pytest.raises(ModelError, match="not JSON") as caught:
+        async with loopback_model(server.port, clock, max_attempts=3) as model:
+            with pytest.raises(MalformedResponseError, match="not JSON") as caught:
                 await model.request(REQUEST)
-    assert "proxy error" in str(caught.value) and len(server.requests) == 1
+    assert "proxy error" in str(caught.value) and "gave up after 3 attempts" in str(caught.value)
+    assert caught.value.field == "body" and caught.value.retryable is True
+    assert len(server.requests) == 3 and len(clock.sleeps) == 2
 
 
 # -- network failures ---------------------------------------------------------------------
@@ -428,7 +432,9 @@ async def test_a_connection_closed_under_a_request_is_retried_at_once() -> None:
 async def test_a_dropped_connection_is_not_retried_when_retries_are_off() -> None:
     async with LoopbackServer(hang_up(), reply_json(200, echo)) as server:
         async with loopback_model(server.port, max_attempts=1) as model:
-            with pytest.raises(ModelError, match="ServerDisconnectedError") as failure:
+            with pytest.raises(
+                ModelError, match="the server closed the connection without answering"
+            ) as failure:
                 await model.request(REQUEST)
     assert failure.value.retryable and len(server.requests) == 1
 

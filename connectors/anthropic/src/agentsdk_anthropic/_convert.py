@@ -18,6 +18,7 @@ from agentsdk import (
     Usage,
 )
 
+from ._faults import malformed
 from ._wire import (
     WireContentBlock,
     WireImageBlock,
@@ -246,6 +247,24 @@ def tool_call_part(
     return ToolCallPart(name=name, arguments=arguments, raw_arguments=raw)
 
 
+def tool_call_from_input(
+    call_id: str | None, name: str, value: Any, output_tool: str | None
+) -> TextPart | ToolCallPart:
+    """A tool call from a ``tool_use`` block's ``input``: an object, JSON text, or nothing."""
+    if isinstance(value, str):
+        return tool_call_from_json(call_id, name, value, output_tool)
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):  # the model's mistake: it can fix it
+        raw = json.dumps(value)
+        if name == output_tool:
+            return TextPart(text=raw)
+        return tool_call_part(call_id, name, {}, raw)
+    if name == output_tool:
+        return TextPart(text=json.dumps(value))
+    return tool_call_part(call_id, name, value)
+
+
 def tool_call_from_json(
     call_id: str | None, name: str, raw: str, output_tool: str | None
 ) -> TextPart | ToolCallPart:
@@ -266,15 +285,13 @@ def response_from_wire(
 ) -> ModelResponse:
     """A ModelResponse from a complete Message; a call of the output tool becomes JSON text."""
     parts: list[TextPart | ToolCallPart] = []
-    for block in wire.content:
+    for i, block in enumerate(wire.content or []):
         if block.type == "text" and block.text:
             parts.append(TextPart(text=block.text))
-        elif block.type == "tool_use" and block.name is not None:
-            arguments = block.input or {}
-            if block.name == output_tool:
-                parts.append(TextPart(text=json.dumps(arguments)))
-            else:
-                parts.append(tool_call_part(block.id, block.name, arguments))
+        elif block.type == "tool_use":
+            if not block.name:
+                raise malformed(model_name, f"content[{i}].name", "is missing from a tool_use")
+            parts.append(tool_call_from_input(block.id, block.name, block.input, output_tool))
     return ModelResponse(
         parts=parts,
         usage=usage_from_wire(wire.usage),
@@ -283,9 +300,11 @@ def response_from_wire(
     )
 
 
-def finish_reason_for(stop_reason: str | None, parts: list[TextPart | ToolCallPart]) -> str | None:
-    """Finish reason; a turn whose only call was the output tool finished normally ("stop")."""
+def finish_reason_for(stop_reason: str | None, parts: list[TextPart | ToolCallPart]) -> str:
+    """Finish reason, always set: a turn whose only call was the output tool finished
+    normally ("stop"); with no stop reason, "tool_calls" or "stop" from what came."""
     reason = finish_reason(stop_reason)
-    if reason == "tool_calls" and not any(isinstance(p, ToolCallPart) for p in parts):
-        return "stop"
+    has_calls = any(isinstance(p, ToolCallPart) for p in parts)
+    if reason is None or (reason == "tool_calls" and not has_calls):
+        return "tool_calls" if has_calls else "stop"
     return reason

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -23,6 +24,7 @@ from agentsdk import (
 )
 
 from ._convert import build_wire_request, output_tool_name, request_body, response_from_wire
+from ._faults import NETWORK_ERRORS, checked, from_validation, network_failure
 from ._stream import TRANSIENT_ERROR_TYPES, StreamAssembler, iter_sse
 from ._wire import WireErrorBody, WireResponse
 
@@ -52,7 +54,7 @@ ANTHROPIC_PROFILE = ModelProfile(
 AUTH_ERROR_TYPES = frozenset({"authentication_error", "permission_error"})
 SPEND_LIMIT_CODES = frozenset({"enforced_spend_limit_reached"})
 
-_NETWORK_ERRORS = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+_T = TypeVar("_T")
 
 
 class AnthropicModel:
@@ -151,39 +153,106 @@ class AnthropicModel:
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Send one non-streaming request and parse the complete Message."""
         body = self._body(request, stream=False)
-        response = await self._send(body, request.settings.timeout, read_body=True)
-        try:
-            wire = WireResponse.model_validate_json(response.content)
-        except ValidationError as exc:
-            raise self._error(f"unparseable response body: {response.text[:200]!r}") from exc
-        if wire.type == "error":  # some gateways send an error body with status 200
-            raise self._status_error(response)
-        return response_from_wire(wire, model_name=self.name, output_tool=output_tool_name(request))
+        output_tool = output_tool_name(request)
+
+        async def once() -> ModelResponse:
+            response = await self._post(body, request.settings.timeout, read_body=True)
+            try:
+                wire = WireResponse.model_validate_json(response.content)
+            except ValidationError as exc:
+                error = from_validation(self.name, exc)
+                if error.field == "body":
+                    error.args = (f"{error}: {response.text[:200]!r}",)
+                raise error from None
+            if wire.type == "error":  # some gateways send an error body with status 200
+                raise self._status_error(response)
+            parsed = response_from_wire(wire, model_name=self.name, output_tool=output_tool)
+            return checked(parsed, stop_reason=wire.stop_reason, settings=request.settings)
+
+        return await self._retrying(once)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
-        """Stream deltas as they arrive; the last item is the assembled ModelResponse."""
+        """Stream deltas as they arrive; the last item is the assembled ModelResponse.
+
+        Everything before the first delta (the 200, ``message_start``, an early ``error``
+        event, a break-off) is retried like a 5xx: nothing was shown yet.
+        """
         body = self._body(request, stream=True)
-        response = await self._send(body, request.settings.timeout, read_body=False)
-        if "json" in response.headers.get("content-type", ""):  # an error body, not events
-            try:
-                await response.aread()
-            finally:
+        output_tool = output_tool_name(request)
+
+        async def once() -> _OpenStream:
+            response = await self._post(body, request.settings.timeout, read_body=False)
+            if "json" in response.headers.get("content-type", ""):  # an error body, not events
+                try:
+                    await response.aread()
+                except NETWORK_ERRORS as exc:
+                    await response.aclose()
+                    raise self._network(exc, answered=True) from None
                 await response.aclose()
-            raise self._status_error(response)
-        assembler = StreamAssembler(model_name=self.name, output_tool=output_tool_name(request))
+                raise self._status_error(response)
+            opened = _OpenStream(
+                response, StreamAssembler(model_name=self.name, output_tool=output_tool)
+            )
+            try:
+                held: list[StreamDelta] = []
+                while (deltas := await self._next(opened)) is not None:
+                    held += deltas
+                    if any(d.text.strip() or d.tool_name or d.arguments_delta for d in deltas):
+                        opened.first = held  # whitespace alone shows nothing: held back
+                        return opened
+                opened.done = self._finished(opened, request)  # an empty turn is retried too
+                return opened
+            finally:
+                if opened.first is None:
+                    await opened.aclose()
+
+        opened = await self._retrying(once)
+        if opened.done is not None:
+            yield opened.done
+            return
         try:
-            async for sse in iter_sse(response.aiter_lines()):
-                if not sse.data:
-                    continue
-                for delta in assembler.feed(assembler.parse(sse)):
+            for delta in opened.first or ():
+                yield delta
+            while (deltas := await self._next(opened)) is not None:
+                for delta in deltas:
                     yield delta
-                if assembler.finished:
-                    break
-        except _NETWORK_ERRORS as exc:
-            raise self._error(f"stream broke off: {type(exc).__name__}", retryable=True) from exc
         finally:
-            await response.aclose()
-        yield assembler.response()
+            await opened.aclose()
+        yield self._finished(opened, request)
+
+    async def _next(self, opened: _OpenStream) -> list[StreamDelta] | None:
+        """The deltas of the next event; None once ``message_stop`` arrived."""
+        assembler = opened.assembler
+        while True:
+            try:
+                sse = await anext(opened.events)
+            except StopAsyncIteration:
+                raise self._broken(opened, None) from None
+            except NETWORK_ERRORS as exc:
+                raise self._broken(opened, exc) from None
+            if not sse.data:
+                continue
+            deltas = assembler.feed(assembler.parse(sse))
+            if assembler.finished:
+                return deltas or None
+            return deltas
+
+    def _finished(self, opened: _OpenStream, request: ModelRequest) -> ModelResponse:
+        assembler = opened.assembler
+        if not assembler.finished:
+            raise self._broken(opened, None)
+        parsed = assembler.response()
+        return checked(parsed, stop_reason=assembler.stop_reason, settings=request.settings)
+
+    def _broken(self, opened: _OpenStream, exc: Exception | None) -> ModelError:
+        """A stream that ended (or went silent) before ``message_stop``, in plain words."""
+        got = opened.received[0]
+        if isinstance(exc, httpx.TimeoutException):
+            failure = network_failure(exc, opened.timeout, answered=True)
+            what = f"{failure} after {got} bytes of the stream"
+        else:
+            what = f"the server closed the stream after {got} bytes before message_stop"
+        return self._error(f"{what}; the partial answer was discarded", retryable=True)
 
     # ------------------------------------------------------------------ internals
 
@@ -228,40 +297,27 @@ class AnthropicModel:
             message += " (spend limit reached: retrying will not help)"
         return ModelError(message, retryable=retryable, status_code=status, model_name=self.name)
 
-    async def _send(
-        self, content: bytes, timeout: float | None, *, read_body: bool
-    ) -> httpx.Response:
-        """POST with retries; returns a 200 response (body read, or open for streaming)."""
-        per_request = self._timeout if timeout is None else httpx.Timeout(timeout)
-        client = self._http()
+    def _network(
+        self, exc: Exception, *, answered: bool, timeout: httpx.Timeout | None = None
+    ) -> ModelError:
+        problem = network_failure(exc, timeout or self._timeout, answered=answered)
+        return self._error(f"{problem} ({self.base_url})", retryable=True)
+
+    async def _retrying(self, once: Callable[[], Awaitable[_T]]) -> _T:
+        """``once()`` until it succeeds, a non-retryable error, or the policy gives up."""
         retry = self.retry
         attempt = 0
         while True:
             attempt += 1
-            request = client.build_request(
-                "POST", "/v1/messages", content=content, timeout=per_request
-            )
             retry_after: float | None = None
             try:
-                response = await client.send(request, stream=True)
-                if response.status_code == 200 and not read_body:
-                    return response
-                try:
-                    await response.aread()
-                finally:
-                    await response.aclose()
-                if response.status_code == 200:
-                    return response
-                error = self._status_error(response)
-                retry_after = parse_retry_after(
-                    response.headers.get("retry-after"), now=retry.clock()
-                )
-            except _NETWORK_ERRORS as exc:
-                error = self._error(
-                    f"{type(exc).__name__} reaching {self.base_url}", retryable=True
-                )
-            if not error.retryable:
-                raise error
+                return await once()
+            except _Retry as failed:
+                error, retry_after = failed.error, failed.retry_after
+            except ModelError as exc:
+                if not exc.retryable:
+                    raise
+                error = exc
             delay = retry.delay(attempt, retry_after)
             if delay is None:
                 if attempt < retry.max_attempts and retry_after is not None:
@@ -272,11 +328,8 @@ class AnthropicModel:
                     )
                 else:
                     why = f"gave up after {attempt} attempt{'s' if attempt > 1 else ''}"
-                raise self._error(
-                    f"{why}; last error: {_strip(error, self.name)}",
-                    retryable=True,
-                    status_code=error.status_code,
-                )
+                error.args = (f"{self.name}: {why}; last error: {_strip(error, self.name)}",)
+                raise error
             logger.warning(
                 "%s: %s; retry %d/%d in %.2fs",
                 self.name,
@@ -286,6 +339,78 @@ class AnthropicModel:
                 delay,
             )
             await retry.sleep(delay)
+
+    async def _post(
+        self, content: bytes, timeout: float | None, *, read_body: bool
+    ) -> httpx.Response:
+        """One POST: a 200 response (body read, or open for streaming), or ``_Retry`` /
+        ``ModelError``."""
+        per_request = self._timeout if timeout is None else httpx.Timeout(timeout)
+        client = self._http()
+        request = client.build_request("POST", "/v1/messages", content=content, timeout=per_request)
+        answered = False
+        try:
+            response = await client.send(request, stream=True)
+            answered = True
+            if response.status_code == 200 and not read_body:
+                return response
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+        except NETWORK_ERRORS as exc:
+            problem = network_failure(exc, per_request, answered=answered)
+            if answered and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+                length = response.headers.get("content-length")
+                of = f" of {length}" if length and length.isdigit() else ""
+                problem = (
+                    f"the server closed the connection after {response.num_bytes_downloaded}"
+                    f"{of} bytes of the body"
+                )
+            raise _Retry(self._error(f"{problem} ({self.base_url})", retryable=True)) from None
+        if response.status_code == 200:
+            return response
+        error = self._status_error(response)
+        if not error.retryable:
+            raise error
+        retry_after = parse_retry_after(response.headers.get("retry-after"), now=self.retry.clock())
+        raise _Retry(error, retry_after=retry_after)
+
+
+class _Retry(Exception):
+    """One attempt failed in a way worth another; ``error`` is raised when none is left."""
+
+    def __init__(self, error: ModelError, *, retry_after: float | None = None):
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+class _OpenStream:
+    """A streamed response being read: its events, the assembler, the first deltas."""
+
+    def __init__(self, response: httpx.Response, assembler: StreamAssembler) -> None:
+        self.response = response
+        self.assembler = assembler
+        self.first: list[StreamDelta] | None = None
+        self.done: ModelResponse | None = None
+        """Set when the whole stream ended before any delta (nothing to show but the turn)."""
+        self.received = [0]
+        timeout = response.request.extensions.get("timeout", {})
+        self.timeout = httpx.Timeout(None, read=timeout.get("read"))
+        self.events = iter_sse(_counted_lines(response, self.received))
+
+    async def aclose(self) -> None:
+        try:
+            await self.events.aclose()
+        finally:
+            await self.response.aclose()
+
+
+async def _counted_lines(response: httpx.Response, received: list[int]) -> AsyncIterator[str]:
+    async for line in response.aiter_lines():
+        received[0] += len(line.encode()) + 1  # its line ending, near enough
+        yield line
 
 
 def _strip(error: ModelError, name: str) -> str:

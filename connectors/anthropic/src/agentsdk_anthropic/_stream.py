@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from agentsdk import ModelError, ModelResponse, StreamDelta, TextPart, ToolCallPart
 
-from ._convert import finish_reason_for, tool_call_from_json, usage_from_wire
+from ._convert import finish_reason_for, tool_call_from_input, tool_call_from_json, usage_from_wire
+from ._faults import from_validation, malformed
 from ._wire import WireStreamEvent, WireUsage
 
 # Error types the API documents as transient; a stream that dies with one may be retried.
@@ -25,7 +27,7 @@ class SseEvent(BaseModel):
     data: str = ""
 
 
-async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
+async def iter_sse(lines: AsyncIterator[str]) -> AsyncGenerator[SseEvent]:
     """Frame text lines into events (blank line ends an event; ``:`` lines are comments)."""
     name: str | None = None
     data: list[str] = []
@@ -58,6 +60,7 @@ class _Block:
     name: str = ""
     tool_call_index: int | None = None
     closed: bool = False
+    start_input: Any = None
 
 
 class StreamAssembler:
@@ -72,7 +75,7 @@ class StreamAssembler:
         self._output_tool = output_tool
         self._blocks: dict[int, _Block] = {}
         self._usage = WireUsage()
-        self._stop_reason: str | None = None
+        self.stop_reason: str | None = None
         self._tool_calls = 0
         self.finished = False
 
@@ -82,12 +85,13 @@ class StreamAssembler:
         )
 
     def parse(self, sse: SseEvent) -> WireStreamEvent:
-        """Decode one SSE payload, raising ModelError on malformed JSON."""
+        """Decode one SSE payload; JSON we cannot read is a MalformedResponseError."""
         try:
             return WireStreamEvent.model_validate_json(sse.data)
         except ValidationError as exc:  # also raised for text that is not JSON
-            snippet = sse.data[:200]
-            raise self._error(f"malformed stream event {sse.event or ''!s}: {snippet!r}") from exc
+            error = from_validation(self._model_name, exc, prefix=f"{sse.event or 'stream'} event")
+            error.args = (f"{error}: {sse.data[:200]!r}",)
+            raise error from None
 
     def _merge_usage(self, usage: WireUsage | None) -> None:
         if usage is None:
@@ -118,7 +122,7 @@ class StreamAssembler:
             return []
         if kind == "message_delta":
             if event.delta is not None and event.delta.stop_reason is not None:
-                self._stop_reason = event.delta.stop_reason
+                self.stop_reason = event.delta.stop_reason
             self._merge_usage(event.usage)
             return []
         if kind == "message_stop":
@@ -128,12 +132,14 @@ class StreamAssembler:
 
     def _block(self, event: WireStreamEvent) -> _Block:
         if event.index is None or event.index not in self._blocks:
-            raise self._error(f"{event.type} for unknown content block {event.index}")
+            problem = f"is {event.index!r}, not a content block that was started"
+            raise malformed(self._model_name, f"{event.type} event.index", problem)
         return self._blocks[event.index]
 
     def _start_block(self, event: WireStreamEvent) -> list[StreamDelta]:
         if event.index is None or event.content_block is None:
-            raise self._error("content_block_start without index or content_block")
+            field = "index" if event.index is None else "content_block"
+            raise malformed(self._model_name, f"content_block_start event.{field}", "is missing")
         start = event.content_block
         block = _Block(kind=start.type)
         self._blocks[event.index] = block
@@ -141,7 +147,11 @@ class StreamAssembler:
             block.text.append(start.text)
             return [StreamDelta(text=start.text)]
         if start.type == "tool_use":
-            block.call_id, block.name = start.id, start.name or ""
+            if not start.name:
+                raise malformed(self._model_name, "content_block_start event.name", "is missing")
+            block.call_id, block.name = start.id, start.name
+            # Anthropic starts with an empty input and streams it; a gateway may send it whole.
+            block.start_input = start.input if start.input not in (None, {}, "") else None
             if block.name == self._output_tool:
                 return []
             block.tool_call_index = self._tool_calls
@@ -178,11 +188,17 @@ class StreamAssembler:
             raw = "".join(block.text)
             if block.kind == "text" and raw:
                 parts.append(TextPart(text=raw))
+            elif block.kind == "tool_use" and not raw and block.start_input is not None:
+                parts.append(
+                    tool_call_from_input(
+                        block.call_id, block.name, block.start_input, self._output_tool
+                    )
+                )
             elif block.kind == "tool_use":
                 parts.append(tool_call_from_json(block.call_id, block.name, raw, self._output_tool))
         return ModelResponse(
             parts=parts,
             usage=usage_from_wire(self._usage),
             model_name=self._model_name,
-            finish_reason=finish_reason_for(self._stop_reason, parts),
+            finish_reason=finish_reason_for(self.stop_reason, parts),
         )

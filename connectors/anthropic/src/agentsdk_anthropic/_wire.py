@@ -12,9 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Lenient(BaseModel):
-    """Base for shapes read from the server: unknown fields are ignored."""
+    """Base for shapes read from the server: unknown fields are ignored, and a number where
+    a string belongs (an id) is read as its text."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True)
 
 
 # ---------------------------------------------------------------- request blocks
@@ -121,7 +122,8 @@ class WireResponseBlock(_Lenient):
     text: str | None = None
     id: str | None = None
     name: str | None = None
-    input: dict[str, Any] | None = None
+    input: Any = None
+    """The call's arguments: an object, or (from some gateways) that object as JSON text."""
 
 
 class WireResponse(_Lenient):
@@ -130,7 +132,7 @@ class WireResponse(_Lenient):
     type: str = "message"
     id: str = ""
     model: str = ""
-    content: list[WireResponseBlock] = Field(default_factory=list)
+    content: list[WireResponseBlock] | None = None
     stop_reason: str | None = None
     usage: WireUsage = Field(default_factory=WireUsage)
 

@@ -42,15 +42,18 @@ _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
 class TransportFailure(Exception):
-    """The request or its answer did not get through (connect, read or write error, timeout).
+    """The request or its answer did not get through (connect, read or write error, timeout),
+    said in plain words (never a library's exception text).
 
     ``dropped`` means the server closed the connection before answering at all: most often a
     pooled keep-alive connection it had just closed, which a new connection fixes at once.
+    ``timed_out`` means the server said nothing for a whole read timeout.
     """
 
-    def __init__(self, message: str, *, dropped: bool = False):
+    def __init__(self, message: str, *, dropped: bool = False, timed_out: bool = False):
         super().__init__(message)
         self.dropped = dropped
+        self.timed_out = timed_out
 
 
 class CannotSend(Exception):
@@ -60,7 +63,7 @@ class CannotSend(Exception):
 class Reply:
     """A response: its status and headers, plus either the whole body or a stream of lines."""
 
-    __slots__ = ("_close", "_lines", "body", "headers", "status")
+    __slots__ = ("_close", "_lines", "_received", "body", "headers", "status")
 
     def __init__(
         self,
@@ -69,12 +72,19 @@ class Reply:
         body: bytes = b"",
         lines: AsyncIterator[str] | None = None,
         close: Callable[[], Awaitable[None]] | None = None,
+        received: Callable[[], int] | None = None,
     ):
         self.status = status
         self.headers = headers
         self.body = body
         self._lines = lines
         self._close = close
+        self._received = received
+
+    @property
+    def received(self) -> int:
+        """Bytes of the body read so far."""
+        return self._received() if self._received is not None else len(self.body)
 
     @property
     def ok(self) -> bool:
@@ -128,10 +138,41 @@ def tls_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, asyncio.TimeoutError) and not str(exc):
-        return f"{type(exc).__name__}: no answer in time"
-    return f"{type(exc).__name__}: {exc or 'no detail'}"
+def _os_reason(exc: BaseException) -> str:
+    cause = getattr(exc, "os_error", None) or exc
+    return str(getattr(cause, "strerror", None) or cause or type(exc).__name__)
+
+
+def _silence(read_timeout: float, answered: bool) -> str:
+    if answered:
+        return f"no data from the server for {read_timeout:g} s (the read timeout)"
+    return f"no answer from the server within {read_timeout:g} s (the read timeout)"
+
+
+def _cut_short(got: int, length: int | None) -> str:
+    of = f" of {length}" if length is not None else ""
+    return f"the server closed the connection after {got}{of} bytes of the body"
+
+
+def _aiohttp_failure(
+    aiohttp: Any, exc: BaseException, read_timeout: float, *, answered: bool = False
+) -> TransportFailure:
+    """Plain words for what aiohttp raised (its own messages name its internals)."""
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return TransportFailure(f"could not connect within {CONNECT_TIMEOUT:g} s", timed_out=True)
+    if isinstance(exc, TimeoutError):  # aiohttp's read timeouts are TimeoutErrors too
+        return TransportFailure(_silence(read_timeout, answered), timed_out=True)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return TransportFailure(f"cannot connect to {exc.host}:{exc.port} ({_os_reason(exc)})")
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        if answered:
+            return TransportFailure("the server closed the connection before the body was complete")
+        return TransportFailure("the server closed the connection without answering", dropped=True)
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return TransportFailure("the server closed the connection before the body was complete")
+    if isinstance(exc, aiohttp.ClientOSError | OSError):
+        return TransportFailure(f"the connection failed ({_os_reason(exc)})", dropped=not answered)
+    return TransportFailure(f"the connection failed ({type(exc).__name__}: {exc})")
 
 
 class AiohttpBackend(Backend):
@@ -147,6 +188,7 @@ class AiohttpBackend(Backend):
             OSError,
         )
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+        self._default_timeout = timeout
         self._proxies: dict[tuple[str, str], str | None] = {}
         self._loop = asyncio.get_running_loop()
         self._guard: AsyncGenerator[None] | None = None
@@ -196,6 +238,7 @@ class AiohttpBackend(Backend):
         proxy = self._proxy(url)
         if proxy:
             options["proxy"] = proxy
+        read_timeout = timeout or self._default_timeout
         try:
             response = await self._session.post(url, data=body, headers=headers, **options)
         except (self._aiohttp.InvalidURL, self._aiohttp.NonHttpUrlClientError) as exc:
@@ -208,32 +251,43 @@ class AiohttpBackend(Backend):
         except ValueError as exc:  # e.g. a newline in a header value
             raise CannotSend(str(exc)) from None
         except self._failures as exc:
-            aiohttp = self._aiohttp
-            dropped = isinstance(
-                exc, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError
-            ) and not isinstance(exc, aiohttp.ClientConnectorError)
-            raise TransportFailure(_describe(exc), dropped=dropped) from None
+            raise _aiohttp_failure(self._aiohttp, exc, read_timeout) from None
         if stream and 200 <= response.status < 300:
+            count = [0]
             return Reply(
                 response.status,
                 response.headers,
-                lines=self._lines(response),
+                lines=self._lines(response, count, read_timeout),
                 close=lambda: self._release(response),
+                received=lambda: count[0],
             )
+        pieces: list[bytes] = []
+        got = 0
         try:
-            data = await response.read()
+            async for piece in response.content.iter_any():
+                pieces.append(piece)
+                got += len(piece)
         except self._failures as exc:
-            raise TransportFailure(_describe(exc)) from None
+            failure = _aiohttp_failure(self._aiohttp, exc, read_timeout, answered=True)
+            if not failure.timed_out:
+                failure = TransportFailure(_cut_short(got, response.content_length))
+            else:
+                failure = TransportFailure(
+                    f"{failure} after {got} bytes of the body", timed_out=True
+                )
+            raise failure from None
         finally:
             response.release()
-        return Reply(response.status, response.headers, data)
+        return Reply(response.status, response.headers, b"".join(pieces))
 
-    async def _lines(self, response: aiohttp.ClientResponse) -> AsyncIterator[str]:
-        pieces: list[
-            bytes
-        ] = []  # an unfinished line, kept as pieces (a long line is not quadratic)
+    async def _lines(
+        self, response: aiohttp.ClientResponse, count: list[int], read_timeout: float
+    ) -> AsyncIterator[str]:
+        # An unfinished line is kept as pieces, so a long line is not quadratic.
+        pieces: list[bytes] = []
         try:
             async for chunk in response.content.iter_any():
+                count[0] += len(chunk)
                 lines = chunk.split(b"\n")
                 if pieces:
                     pieces.append(lines[0])
@@ -245,7 +299,7 @@ class AiohttpBackend(Backend):
                 for line in lines:
                     yield line.rstrip(b"\r").decode("utf-8", "replace")
         except self._failures as exc:
-            raise TransportFailure(_describe(exc)) from None
+            raise _aiohttp_failure(self._aiohttp, exc, read_timeout, answered=True) from None
         if pieces:
             yield b"".join(pieces).rstrip(b"\r").decode("utf-8", "replace")
 
@@ -296,6 +350,7 @@ class HttpxBackend(Backend):
     """An ``httpx.AsyncClient`` over the given transport."""
 
     def __init__(self, transport: httpx.AsyncBaseTransport, timeout: float):
+        self._timeout = timeout
         self._client = httpx.AsyncClient(
             transport=transport, timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT)
         )
@@ -316,33 +371,62 @@ class HttpxBackend(Backend):
             )
         except httpx.InvalidURL as exc:
             raise CannotSend(str(exc)) from None
+        read_timeout = timeout or self._timeout
+        answered = False
         try:
-            response = await client.send(request, stream=stream)
+            response = await client.send(request, stream=True)
+            answered = True
             if stream and response.is_success:
+                count = [0]
                 return Reply(
                     response.status_code,
                     response.headers,
-                    lines=_httpx_lines(response),
+                    lines=_httpx_lines(response, count, read_timeout),
                     close=response.aclose,
+                    received=lambda: count[0],
                 )
-            if stream:
-                try:
-                    await response.aread()
-                finally:
-                    await response.aclose()
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             raise CannotSend(str(exc)) from None
-        except httpx.TransportError as exc:
-            raise TransportFailure(_describe(exc)) from None
+        except httpx.RequestError as exc:  # transport errors, and bodies that do not decode
+            failure = _httpx_failure(exc, read_timeout, answered=answered)
+            if answered and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+                length = response.headers.get("content-length")
+                total = int(length) if length and length.isdigit() else None
+                failure = TransportFailure(_cut_short(response.num_bytes_downloaded, total))
+            raise failure from None
         return Reply(response.status_code, response.headers, response.content)
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
 
-async def _httpx_lines(response: httpx.Response) -> AsyncIterator[str]:
+def _httpx_failure(
+    exc: httpx.RequestError, read_timeout: float, *, answered: bool
+) -> TransportFailure:
+    """Plain words for what httpx (or the transport under it) raised."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return TransportFailure(f"could not connect within {CONNECT_TIMEOUT:g} s", timed_out=True)
+    if isinstance(exc, httpx.TimeoutException):
+        return TransportFailure(_silence(read_timeout, answered), timed_out=True)
+    if isinstance(exc, httpx.ConnectError):
+        return TransportFailure(f"cannot connect to the server ({exc or 'refused'})")
+    if isinstance(exc, httpx.RemoteProtocolError) and not answered:
+        return TransportFailure("the server closed the connection without answering", dropped=True)
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return TransportFailure("the server closed the connection before the body was complete")
+    return TransportFailure(f"the connection failed ({type(exc).__name__}: {exc or 'no detail'})")
+
+
+async def _httpx_lines(
+    response: httpx.Response, count: list[int], read_timeout: float
+) -> AsyncIterator[str]:
     try:
         async for line in response.aiter_lines():
+            count[0] += len(line.encode()) + 1  # its line ending, near enough
             yield line
-    except httpx.HTTPError as exc:
-        raise TransportFailure(_describe(exc)) from None
+    except httpx.RequestError as exc:
+        raise _httpx_failure(exc, read_timeout, answered=True) from None

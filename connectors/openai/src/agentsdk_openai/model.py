@@ -6,8 +6,8 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -15,6 +15,7 @@ from agentsdk.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from agentsdk.tools import ToolSpec
 
 from agentsdk import (
+    MalformedResponseError,
     Message,
     ModelAuthError,
     ModelError,
@@ -24,8 +25,15 @@ from agentsdk import (
     StreamDelta,
 )
 
+from ._events import OpenStream, broken_stream, decode_event, error_event
 from ._http import AiohttpBackend, Backend, CannotSend, HttpxBackend, Reply, TransportFailure
-from ._response import StreamAssembler, parse_completion
+from ._response import (
+    Completion,
+    StreamAssembler,
+    checked_response,
+    guarded,
+    parse_completion,
+)
 from ._wire import MessageEncoder, dumps
 from .profiles import EngineProfile, engine_profile
 from .prompted import render_tool_calls, tool_prompt
@@ -34,6 +42,7 @@ __all__ = ["OpenAIChatModel"]
 
 logger = logging.getLogger("agentsdk_openai")
 
+_T = TypeVar("_T")
 _AUTH_STATUS = frozenset({401, 403})
 _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -122,45 +131,86 @@ class OpenAIChatModel:
 
     async def _request(self, request: ModelRequest, *, prompted: bool) -> ModelResponse:
         body = self._body(request, stream=False, prompted=prompted)
-        reply = await self._send(body, request.settings.timeout)
-        try:
-            data = json.loads(reply.body)
-        except (ValueError, UnicodeDecodeError):
-            raise ModelError(
-                f"{self.name}: the server sent a body that is not JSON: {reply.text[:200]!r}",
-                model_name=self.name,
-            ) from None
-        parts, usage, finish = parse_completion(
-            data, model_name=self.name, prompted_tools=self._prompted_names(request, prompted)
-        )
-        return ModelResponse(parts=parts, usage=usage, model_name=self.name, finish_reason=finish)
+        names = self._prompted_names(request, prompted)
+
+        async def once() -> ModelResponse:
+            reply = await self._post(body, request.settings.timeout, stream=False)
+            try:
+                data = json.loads(reply.body)
+            except (ValueError, UnicodeDecodeError):
+                raise MalformedResponseError(
+                    f"{self.name}: the server sent a body that is not JSON "
+                    f"(HTTP {reply.status}, {len(reply.body)} bytes): {reply.text[:200]!r}",
+                    field="body",
+                    model_name=self.name,
+                ) from None
+            completion = guarded(
+                self.name,
+                lambda: parse_completion(data, model_name=self.name, prompted_tools=names),
+            )
+            return self._checked(completion, request)
+
+        return await self._retrying(once)
 
     async def _stream(
         self, request: ModelRequest, *, prompted: bool
     ) -> AsyncIterator[StreamDelta | ModelResponse]:
         body = self._body(request, stream=True, prompted=prompted)
-        assembler = StreamAssembler(self.name, self._prompted_names(request, prompted))
-        reply = await self._send(body, request.settings.timeout, stream=True)
+        names = self._prompted_names(request, prompted)
+
+        async def once() -> OpenStream:
+            # Everything up to the first delta is retried like a 5xx: nothing was shown yet.
+            reply = await self._post(body, request.settings.timeout, stream=True)
+            opened = OpenStream(reply, StreamAssembler(self.name, names))
+            try:
+                held: list[StreamDelta] = []
+                while (deltas := await self._next(opened)) is not None:
+                    held += deltas
+                    if any(d.text.strip() or d.tool_name or d.arguments_delta for d in deltas):
+                        opened.first = held  # whitespace alone shows nothing: held back
+                        return opened
+                opened.response = self._finished(opened, request)
+                return opened
+            finally:
+                if opened.first is None:
+                    await opened.aclose()
+
+        opened = await self._retrying(once)
+        if opened.response is not None:
+            yield opened.response
+            return
         try:
-            async for payload in _sse_data(reply.lines()):
-                try:
-                    deltas = assembler.feed(payload)
-                except ModelError as exc:
-                    raise self._unparsed(str(exc)) or exc from None
+            for delta in opened.first or ():
+                yield delta
+            while (deltas := await self._next(opened)) is not None:
                 for delta in deltas:
                     yield delta
-                if assembler.done:
-                    break
-        except TransportFailure as exc:
-            raise ModelError(
-                f"{self.name}: the stream broke off ({exc}); the partial answer was discarded",
-                model_name=self.name,
-                retryable=True,
-            ) from None
         finally:
-            await reply.aclose()
-        parts, usage, finish = assembler.finish()
-        yield ModelResponse(parts=parts, usage=usage, model_name=self.name, finish_reason=finish)
+            await opened.aclose()
+        yield self._finished(opened, request)
+
+    async def _next(self, opened: OpenStream) -> list[StreamDelta] | None:
+        """The deltas of the next event; None once ``[DONE]`` arrived."""
+        try:
+            payload = await anext(opened.payloads)
+        except StopAsyncIteration:
+            raise broken_stream(self.name, opened.reply, None) from None
+        except TransportFailure as exc:
+            raise broken_stream(self.name, opened.reply, exc) from None
+        if payload == "[DONE]":
+            opened.assembler.done = True
+            return None
+        chunk = decode_event(payload, self.name)
+        if isinstance(chunk, dict) and chunk.get("error") is not None:
+            error = error_event(chunk["error"], self.name)
+            raise self._unparsed(str(error)) or error
+        return guarded(self.name, lambda: opened.assembler.feed(chunk))
+
+    def _finished(self, opened: OpenStream, request: ModelRequest) -> ModelResponse:
+        return self._checked(guarded(self.name, opened.assembler.finish), request)
+
+    def _checked(self, completion: Completion, request: ModelRequest) -> ModelResponse:
+        return checked_response(completion, model_name=self.name, settings=request.settings)
 
     def _unparsed(self, message: str) -> _UnparsedToolOutput | None:
         """The engine's own tool-call parser rejected the model's text: we parse it instead."""
@@ -298,71 +348,80 @@ class OpenAIChatModel:
             self._backend_loop = loop
         return self._backend
 
-    async def _send(self, body: bytes, timeout: float | None, *, stream: bool = False) -> Reply:
-        """POST with retries; returns a 2xx reply (a streamed one still open)."""
+    async def _retrying(self, once: Callable[[], Awaitable[_T]]) -> _T:
+        """``once()`` until it succeeds, a non-retryable error, or the policy gives up."""
         attempt = 0
         while True:
             attempt += 1
-            base_url, api_key = await self._endpoint()
-            headers = self._headers
-            if api_key:
-                headers = {**headers, "Authorization": f"Bearer {api_key}"}
             retry_after: float | None = None
             try:
-                reply = await self._http().post(
-                    f"{base_url}/chat/completions", body, headers, timeout, stream
-                )
-            except CannotSend as exc:
-                raise ModelError(
-                    f"{self.name}: cannot send the request to {base_url!r}: {exc}",
-                    model_name=self.name,
-                ) from None
-            except TransportFailure as exc:  # connect/read/write errors and timeouts
-                problem = str(exc)
-                status = None
-                if exc.dropped and attempt == 1 < self.retry.max_attempts:
+                return await once()
+            except _Retry as failed:
+                error, retry_after = failed.error, failed.retry_after
+                if failed.dropped and attempt == 1 < self.retry.max_attempts:
                     # Most likely a pooled connection the server had just closed: a fresh
                     # one fixes it, so no backoff and no warning (later drops back off).
-                    logger.info("%s: %s; retrying at once on a new connection", self.name, problem)
+                    logger.info("%s: %s; retrying at once on a new connection", self.name, error)
                     continue
-            else:
-                if reply.ok:
-                    return reply
-                status = reply.status
-                problem = f"HTTP {status}: {_server_message(reply)}"
-                unparsed = self._unparsed(problem)
-                if unparsed is not None:
-                    raise unparsed
-                if status in _AUTH_STATUS:
-                    raise ModelAuthError(
-                        self._auth_hint(problem), status_code=status, model_name=self.name
-                    )
-                if status not in RETRYABLE_STATUS:
-                    raise ModelError(
-                        f"{self.name} (model {self.model_id!r}): {problem}",
-                        status_code=status,
-                        model_name=self.name,
-                    )
-                retry_after = parse_retry_after(
-                    reply.headers.get("retry-after"), now=self.retry.clock()
-                )
+            except _UnparsedToolOutput:
+                raise
+            except ModelError as exc:
+                if not exc.retryable:
+                    raise
+                error = exc
             wait = self.retry.delay(attempt, retry_after)
             if wait is None:
-                raise ModelError(
-                    f"{self.name}: {problem} (gave up after {attempt} attempt{'s' if attempt > 1 else ''})",
-                    retryable=True,
-                    status_code=status,
-                    model_name=self.name,
-                )
+                plural = "s" if attempt > 1 else ""
+                error.args = (f"{error} (gave up after {attempt} attempt{plural})",)
+                raise error
             logger.warning(
-                "%s: %s; retrying in %.1f s (attempt %d of %d)",
-                self.name,
-                problem,
+                "%s; retrying in %.1f s (attempt %d of %d)",
+                error,
                 wait,
                 attempt + 1,
                 self.retry.max_attempts,
             )
             await self.retry.sleep(wait)
+
+    async def _post(self, body: bytes, timeout: float | None, *, stream: bool) -> Reply:
+        """One POST; returns a 2xx reply (a streamed one still open) or raises: ``_Retry``
+        for what is worth another attempt, ``ModelError`` for what is not."""
+        base_url, api_key = await self._endpoint()
+        headers = self._headers
+        if api_key:
+            headers = {**headers, "Authorization": f"Bearer {api_key}"}
+        try:
+            reply = await self._http().post(
+                f"{base_url}/chat/completions", body, headers, timeout, stream
+            )
+        except CannotSend as exc:
+            raise ModelError(
+                f"{self.name}: cannot send the request to {base_url!r}: {exc}",
+                model_name=self.name,
+            ) from None
+        except TransportFailure as exc:  # connect/read/write errors and timeouts
+            error = ModelError(f"{self.name}: {exc}", retryable=True, model_name=self.name)
+            raise _Retry(error, dropped=exc.dropped) from None
+        if reply.ok:
+            return reply
+        status = reply.status
+        problem = f"HTTP {status}: {_server_message(reply)}"
+        unparsed = self._unparsed(problem)
+        if unparsed is not None:
+            raise unparsed
+        if status in _AUTH_STATUS:
+            raise ModelAuthError(self._auth_hint(problem), status_code=status, model_name=self.name)
+        if status not in RETRYABLE_STATUS:
+            raise ModelError(
+                f"{self.name} (model {self.model_id!r}): {problem}",
+                status_code=status,
+                model_name=self.name,
+            )
+        error = ModelError(
+            f"{self.name}: {problem}", retryable=True, status_code=status, model_name=self.name
+        )
+        retry_after = parse_retry_after(reply.headers.get("retry-after"), now=self.retry.clock())
+        raise _Retry(error, retry_after=retry_after)
 
     def _auth_hint(self, problem: str) -> str:
         where = (
@@ -375,6 +434,18 @@ class OpenAIChatModel:
 
 class _UnparsedToolOutput(ModelError):
     """The server's tool-call parser failed on the model's output (retrying won't help)."""
+
+
+class _Retry(Exception):
+    """One attempt failed in a way worth another; ``error`` is raised when none is left."""
+
+    def __init__(
+        self, error: ModelError, *, retry_after: float | None = None, dropped: bool = False
+    ):
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+        self.dropped = dropped
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -403,24 +474,3 @@ def _server_message(reply: Reply) -> str:
         if data.get("detail"):
             return str(data["detail"])[:500]
     return text.strip()[:500]
-
-
-async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """The ``data:`` payloads of a server-sent-events body (multi-line data joined)."""
-    pending: list[str] = []
-    async for line in lines:
-        if not line:
-            if pending:
-                yield "\n".join(pending)
-                pending = []
-            continue
-        if line.startswith("data: "):  # the usual form, checked first
-            pending.append(line[6:])
-            continue
-        if line.startswith(":"):
-            continue  # a comment / keep-alive
-        field, _, value = line.partition(":")
-        if field == "data":
-            pending.append(value[1:] if value.startswith(" ") else value)
-    if pending:
-        yield "\n".join(pending)
