@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractContextManager, AsyncExitStack, nullcontext
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,19 @@ from .models import Model, ModelSettings, Tiers
 from .output import OutputSpec
 from .plugins import load_toolkit, resolve_model
 from .result import RunResult
+from .stream import RunStream
 from .tools import Tool, Toolkit, collect_tools
 from .tracing import JsonlTracer
 
-__all__ = ["Agent", "RunResult"]
+__all__ = ["Agent", "RunResult", "RunStream"]
+
+EventHook = Callable[[Event], None]
+
+
+def _new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 class Agent:
@@ -75,20 +85,16 @@ class Agent:
         self._model_spec = model
         self._model: Model | Tiers | None = None
         self.toolkits: list[Toolkit] = []
-        items: list[Tool | Toolkit | Callable[..., Any]] = []
+        self._items: list[Tool | Toolkit | Callable[..., Any]] = []
         for item in tools:
             resolved = load_toolkit(item) if isinstance(item, str) else item
             if isinstance(resolved, Toolkit):
                 self.toolkits.append(resolved)
-            items.append(resolved)
-        self.tools: dict[str, Tool] = {}
-        for t in collect_tools(items):
-            if t.name in self.tools:
-                raise ValueError(
-                    f"two tools are named {t.name!r}; give one toolkit a prefix, "
-                    "e.g. MyToolkit(prefix='mine')"
-                )
-            self.tools[t.name] = t
+            self._items.append(resolved)
+        self.tools: dict[str, Tool] = _tools_by_name(self._items)
+        # Toolkits whose tools can change while they run (an MCP server's) say so with an
+        # integer `tools_version` that grows on each change; runs re-read their tools then.
+        self._changing = [t for t in self.toolkits if hasattr(t, "tools_version")]
         self.output = (
             OutputSpec(output_type, output_retries) if output_type not in (None, str) else None
         )
@@ -124,10 +130,17 @@ class Agent:
         deps: Any,
         stream: bool,
         max_turns: int | None,
+        run_id: str | None = None,
     ) -> RunConfig:
         if max_turns is not None and max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, not {max_turns}")
-        run_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+        if run_id is None:
+            run_id = _new_run_id()
+        elif not _RUN_ID.match(run_id):
+            raise ValueError(
+                f"run_id {run_id!r} must be 1-128 letters, digits, '.', '_' or '-' "
+                "(it names the run's folder)"
+            )
         messages = list(message_history or [])
         system = self._system_prompt()
         if system and not (messages and messages[0].role == "system"):
@@ -148,7 +161,21 @@ class Agent:
             deps=self.deps if deps is None else deps,
             stream=stream,
             messages=messages,
+            refresh_tools=self._tool_refresher() if self._changing else None,
         )
+
+    def _tool_refresher(self) -> Callable[[], dict[str, Tool] | None]:
+        """For one run: the tools anew when a changing toolkit's version moved, else None."""
+        seen: list[tuple[int, ...]] = []
+
+        def refresh() -> dict[str, Tool] | None:
+            versions = tuple(int(getattr(t, "tools_version", 0)) for t in self._changing)
+            if seen and seen[0] == versions:
+                return None
+            seen[:] = [versions]
+            return _tools_by_name(self._items)
+
+        return refresh
 
     async def _events(
         self,
@@ -158,13 +185,16 @@ class Agent:
         deps: Any,
         stream: bool,
         max_turns: int | None,
+        run_id: str | None = None,
     ) -> AsyncGenerator[Event, None]:
-        cfg = self._config(message_history, settings, deps, stream, max_turns)
+        cfg = self._config(message_history, settings, deps, stream, max_turns, run_id)
         tracer = JsonlTracer(self.trace) if self.trace else None
         try:
             async with AsyncExitStack() as stack:
                 for toolkit in self.toolkits:
                     await stack.enter_async_context(toolkit)
+                if cfg.refresh_tools is not None:  # started toolkits may list more tools now
+                    cfg.tools = cfg.refresh_tools() or cfg.tools
                 events = run_events(cfg, prompt)
                 try:
                     async for event in events:
@@ -176,6 +206,10 @@ class Agent:
                     if tracer is not None:
                         tracer.write(failed)
                     yield failed
+                    raise
+                except BaseException:  # cancelled (by the deadline or the caller)
+                    if tracer is not None:
+                        tracer.write(RunFailed(cfg.run_id, "Cancelled", "the run was cancelled"))
                     raise
                 finally:
                     await events.aclose()
@@ -191,16 +225,30 @@ class Agent:
         settings: ModelSettings | None = None,
         deps: Any = None,
         max_turns: int | None = None,
+        run_id: str | None = None,
+        on_event: EventHook | None = None,
     ) -> RunResult:
-        """Run to a final answer and return it with the conversation and usage."""
+        """Run to a final answer and return it with the conversation and usage.
+
+        Args:
+            prompt: The user's message.
+            message_history: Earlier messages to continue from.
+            settings: Model settings for this run (merged over the agent's).
+            deps: Given to tools as ``ctx.deps`` (overrides the agent's).
+            max_turns: Model requests allowed in this run.
+            run_id: Name this run (and its artifacts folder); a timestamp by default.
+            on_event: Called with every event as it happens (progress, recording).
+        """
         result: RunResult | None = None
         try:
             with self._deadline():
                 events = self._events(
-                    prompt, message_history, settings, deps, stream=False, max_turns=max_turns
+                    prompt, message_history, settings, deps, False, max_turns, run_id
                 )
                 try:
                     async for event in events:
+                        if on_event is not None:
+                            on_event(event)
                         if isinstance(event, RunFinished):
                             result = event.result
                 finally:
@@ -208,11 +256,11 @@ class Agent:
         except TimeoutError as exc:
             if isinstance(exc, RunTimeout):
                 raise
-            raise RunTimeout(f"the run took longer than its {self.timeout:g} s timeout") from exc
+            raise self._timeout_error() from exc
         assert result is not None
         return result
 
-    async def stream(
+    def stream(
         self,
         prompt: str | Message,
         *,
@@ -220,18 +268,42 @@ class Agent:
         settings: ModelSettings | None = None,
         deps: Any = None,
         max_turns: int | None = None,
-    ) -> AsyncIterator[Event]:
-        """Run and yield events as they happen; the last is ``RunFinished``
-        (whose ``result`` is the ``RunResult``) or ``RunFailed`` before the error."""
-        events = self._events(
-            prompt, message_history, settings, deps, stream=True, max_turns=max_turns
-        )
-        try:
-            with self._deadline():
-                async for event in events:
-                    yield event
-        finally:
-            await events.aclose()
+        run_id: str | None = None,
+    ) -> RunStream:
+        """Run and yield events as they happen: ``async for event in agent.stream(...)``.
+
+        The last event is ``RunFinished`` (its ``result`` is the ``RunResult``), or
+        ``RunFailed`` followed by the exception (``RunTimeout`` when the agent's
+        ``timeout`` passed). The run lives in a task of its own, which owns its
+        deadline: the consumer may take its time between events, stop early
+        (``break``, or ``async with agent.stream(...) as events`` to be explicit), or be
+        cancelled, and the run is then cancelled with its tools and child processes.
+        """
+
+        run_id = run_id or _new_run_id()
+
+        async def produce(emit: Callable[[Event], None]) -> None:
+            try:
+                with self._deadline():
+                    events = self._events(
+                        prompt, message_history, settings, deps, True, max_turns, run_id
+                    )
+                    try:
+                        async for event in events:
+                            emit(event)
+                    finally:
+                        await events.aclose()
+            except TimeoutError as exc:
+                if isinstance(exc, RunTimeout):
+                    raise
+                error = self._timeout_error()
+                emit(RunFailed(run_id, "RunTimeout", str(error)))
+                raise error from exc
+
+        return RunStream(produce)
+
+    def _timeout_error(self) -> RunTimeout:
+        return RunTimeout(f"the run took longer than its {self.timeout:g} s timeout")
 
     def _deadline(self) -> AbstractContextManager[object]:
         # a cancel scope costs ~20 µs per run on a slow core; none is needed without a timeout
@@ -259,3 +331,15 @@ class Agent:
             await model.aclose()
         else:
             self._model = model
+
+
+def _tools_by_name(items: Sequence[Tool | Toolkit | Callable[..., Any]]) -> dict[str, Tool]:
+    found: dict[str, Tool] = {}
+    for t in collect_tools(items):
+        if t.name in found:
+            raise ValueError(
+                f"two tools are named {t.name!r}; give one toolkit a prefix, "
+                "e.g. MyToolkit(prefix='mine')"
+            )
+        found[t.name] = t
+    return found
