@@ -8,15 +8,21 @@ import logging
 
 import anyio
 import pytest
-
-from agentsdk import Agent, RunTimeout, ToolCallPart, tool
 from agentsdk.events import RunFailed, RunFinished, ToolCallStarted
 from agentsdk.testing import ScriptedModel
+
+from agentsdk import Agent, RunTimeout, ToolCallPart, tool
 
 pytestmark = pytest.mark.anyio
 
 
-def _slow_agent(state: dict[str, object], *, timeout: float | None, seconds: float = 30) -> Agent:
+def _slow_agent(
+    state: dict[str, object],
+    *,
+    timeout: float | None,
+    seconds: float = 30,
+    cancelled: anyio.Event | None = None,
+) -> Agent:
     @tool
     async def slow(label: str) -> str:
         """Wait a long time.
@@ -29,6 +35,8 @@ def _slow_agent(state: dict[str, object], *, timeout: float | None, seconds: flo
             await anyio.sleep(seconds)
         except BaseException:
             state["cancelled"] = True
+            if cancelled is not None:
+                cancelled.set()
             raise
         return "finished"
 
@@ -43,7 +51,7 @@ async def test_stream_timeout_ends_with_run_failed_then_run_timeout(
     agent = _slow_agent(state, timeout=0.5)
     seen = []
     with caplog.at_level(logging.DEBUG):
-        with pytest.raises(RunTimeout, match="longer than its 0.5 s timeout"):
+        with pytest.raises(RunTimeout, match=r"longer than its 0\.5 s timeout"):
             async for event in agent.stream("go"):
                 seen.append(event)
     assert isinstance(seen[-1], RunFailed) and seen[-1].error_type == "RunTimeout"
@@ -74,7 +82,8 @@ async def test_a_slow_consumer_is_not_timed_by_the_runs_deadline() -> None:
 
 async def test_breaking_out_early_cancels_the_run_and_not_the_caller() -> None:
     state: dict[str, object] = {}
-    agent = _slow_agent(state, timeout=0.4)
+    cancelled = anyio.Event()
+    agent = _slow_agent(state, timeout=0.4, cancelled=cancelled)
     async for event in agent.stream("go"):
         if isinstance(event, ToolCallStarted):
             break
@@ -82,8 +91,7 @@ async def test_breaking_out_early_cancels_the_run_and_not_the_caller() -> None:
     # Past the abandoned run's deadline, the caller's own work is untouched.
     await anyio.sleep(0.8)
     with anyio.fail_after(5):
-        while "cancelled" not in state:
-            await anyio.sleep(0.01)
+        await cancelled.wait()
     assert state["cancelled"] is True
 
 
