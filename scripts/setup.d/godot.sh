@@ -3,6 +3,6 @@
 # and the glTF samples the tests import. Idempotent; runs as root.
 set -euo pipefail
 # apt_need comes from scripts/setup: installs what is missing, once.
-apt_need godot3-server godot3-runner xvfb xauth assimp-testmodels
+apt_need godot3-server godot3-runner xvfb assimp-testmodels
 # Godot 3 prints its version and exits with 255; show it without failing the setup.
 godot3-server --version || true

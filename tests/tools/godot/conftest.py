@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from agentsdk_godot import GodotEngine, GodotProject
 
-ENGINE_NAMES = ("godot3-server", "godot3-runner", "Xvfb", "xvfb-run")
+ENGINE_NAMES = ("godot3-server", "godot3-runner", "Xvfb")
 
 
 @pytest.fixture(scope="session", autouse=True)
 def no_engine_survives() -> Iterator[None]:
     """Fail the session if any Godot or Xvfb process started by the tests is still alive."""
-    for binary in ("godot3-server", "godot3-runner", "xvfb-run"):
+    for binary in ("godot3-server", "godot3-runner", "Xvfb"):
         if not shutil.which(binary):
             pytest.fail(
-                f"{binary} is not installed: run scripts/setup.d/godot.sh (apt godot3-server godot3-runner xvfb xauth)"
+                f"{binary} is not installed: run scripts/setup.d/godot.sh (apt godot3-server godot3-runner xvfb)"
             )
     before = _all_engine_pids()
     yield

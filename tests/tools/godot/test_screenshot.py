@@ -34,9 +34,8 @@ async def test_screenshot_shows_the_red_box(engine: GodotEngine, project: GodotP
         width=128,
         height=128,
     )
-    assert run.frames_png, run.stderr
-    with open(run.frames_png[0], "rb") as f:
-        data = f.read()
+    assert run.images, run.stderr
+    data = run.images[0]
     image = PILImage.open(io.BytesIO(data)).convert("RGB")
     assert image.size == (128, 128)
     r, g, b = image.getpixel((64, 64))  # type: ignore[misc]

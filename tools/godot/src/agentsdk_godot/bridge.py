@@ -26,6 +26,7 @@ from agentsdk.sandbox import ManagedProcess, start_process
 from pydantic import BaseModel
 
 from agentsdk_godot.diagnostics import Diagnostic, parse_diagnostics
+from agentsdk_godot.display import VirtualDisplay
 from agentsdk_godot.engine import GodotEngine, NodeInfo
 from agentsdk_godot.project import GodotProject
 from agentsdk_godot.variant import Variant, parse_variant
@@ -125,18 +126,24 @@ class GameSession:
         self.port = 0
         self.handshake: Handshake | None = None
         self._proc: ManagedProcess | None = None
+        self._display: VirtualDisplay | None = None
         self._pump: _OutputPump | None = None
         self._sock: socket.socket | None = None
         self._saved_settings: bytes | None = None
         self._addon_existed = False
         self._next_id = 0
         self._lock = anyio.Lock()
-        self._shots = Path(tempfile.mkdtemp(prefix="agentsdk-godot-shots-"))
+        self._shots = Path(tempfile.mkdtemp(prefix="agentsdk-godot-shots-", dir=engine.temp_dir))
 
     @property
     def pid(self) -> int | None:
         """Process id of the game (group leader), while it runs."""
         return self._proc.pid if self._proc else None
+
+    @property
+    def display_number(self) -> int | None:
+        """The X display number of a windowed game, while it runs."""
+        return self._display.number if self._display else None
 
     @property
     def alive(self) -> bool:
@@ -192,21 +199,6 @@ class GameSession:
         self.port = _free_port()
         self._install()
         try:
-            if self.window:
-                argv = self.engine.display_argv(
-                    dialect.window_argv(
-                        self.engine._runner(),
-                        self.project.path,
-                        None,
-                        self.width,
-                        self.height,
-                        debug=True,
-                    ),
-                    self.width,
-                    self.height,
-                )
-            else:
-                argv = dialect.game_argv(self.engine.server, self.project.path, debug=True)
             env = self.engine.env(
                 {
                     "AGENTSDK_GODOT_BRIDGE_PORT": str(self.port),
@@ -214,6 +206,20 @@ class GameSession:
                     "AGENTSDK_GODOT_BRIDGE_HELLO_MS": str(int(self.hello_timeout * 1000)),
                 }
             )
+            if self.window:
+                argv = dialect.window_argv(
+                    self.engine._runner(),
+                    self.project.path,
+                    None,
+                    self.width,
+                    self.height,
+                    debug=True,
+                )
+                self._display = self.engine.display(self.width, self.height)
+                await self._display.start()
+                env.update(self._display.env)
+            else:
+                argv = dialect.game_argv(self.engine.server, self.project.path, debug=True)
             if shutil.which("stdbuf"):
                 # the engine's stdout is block-buffered on a pipe; the debugger prompt must arrive now
                 argv = ["stdbuf", "-o0", "-e0", *argv]
@@ -259,6 +265,9 @@ class GameSession:
         if self._proc is not None:
             self._proc.kill()
             await self._proc.wait(5)
+        if self._display is not None:
+            await self._display.stop()
+            self._display = None
         self._uninstall()
         shutil.rmtree(self._shots, ignore_errors=True)
 

@@ -15,6 +15,7 @@ from agentsdk.sandbox import ProcessResult, run_process, start_process
 from pydantic import BaseModel, Field
 
 from agentsdk_godot.diagnostics import Diagnostic, parse_diagnostics
+from agentsdk_godot.display import VirtualDisplay
 from agentsdk_godot.versions import GodotDialect, GodotVersion, dialect_for, parse_version
 
 __all__ = [
@@ -85,7 +86,13 @@ class EngineRun(BaseModel):
     stderr: str
     diagnostics: list[Diagnostic]
     tree: NodeInfo | None = None
-    frames_png: list[str] = Field(default_factory=list, description="paths of captured frames")
+    frames_png: list[str] = Field(
+        default_factory=list, description="captured frames on disk (when the job named a folder)"
+    )
+    images: list[bytes] = Field(
+        default_factory=list, description="PNG bytes of the captured frames, in frame order"
+    )
+    display: int | None = Field(None, description="X display number of a windowed run")
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -102,7 +109,9 @@ class GodotEngine:
         runner: str | None = None,
         *,
         isolate_user_data: bool = True,
+        temp_dir: str | Path | None = None,
     ):
+        """`temp_dir`: where runs keep their scratch folders (default: the system's)."""
         found = server or os.environ.get("GODOT_BIN") or _which(_SERVER_NAMES)
         self.runner = runner or os.environ.get("GODOT_RUNNER_BIN") or _which(_RUNNER_NAMES)
         if not found:
@@ -112,7 +121,8 @@ class GodotEngine:
             )
         self.server: str = found
         self._version: GodotVersion | None = None
-        self._home = Path(tempfile.mkdtemp(prefix="agentsdk-godot-home-"))
+        self.temp_dir = Path(temp_dir) if temp_dir is not None else None
+        self._home = Path(tempfile.mkdtemp(prefix="agentsdk-godot-home-", dir=self.temp_dir))
         self.isolate_user_data = isolate_user_data
 
     async def version(self) -> GodotVersion:
@@ -133,8 +143,15 @@ class GodotEngine:
             for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
                 env[name] = str(self._home / name.lower())
                 Path(env[name]).mkdir(parents=True, exist_ok=True)
+        if self.temp_dir is not None:
+            env["TMPDIR"] = str(self.temp_dir)
         env.update(extra or {})
         return env
+
+    @property
+    def user_data_dir(self) -> Path:
+        """The private folder that holds `user://` and editor settings while the engine lives."""
+        return self._home
 
     def close(self) -> None:
         """Remove the private user-data folder."""
@@ -154,7 +171,7 @@ class GodotEngine:
     ) -> EngineRun:
         """Run a scene through the bundled harness (headless, or windowed under Xvfb)."""
         dialect = await self.dialect()
-        with tempfile.TemporaryDirectory(prefix="agentsdk-godot-run-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="agentsdk-godot-run-", dir=self.temp_dir) as tmp:
             work = Path(tmp)
             script = work / "harness.gd"
             script.write_text(dialect.helper_script("harness.gd"), encoding="utf-8")
@@ -164,39 +181,30 @@ class GodotEngine:
                 job = job.model_copy(update={"tree_out": str(work / "tree.json")})
             job_file = work / "job.json"
             job_file.write_text(job.model_dump_json(), encoding="utf-8")
-            if window:
-                argv = self.display_argv(
-                    dialect.window_argv(self._runner(), project, script, width, height, debug=True),
-                    width,
-                    height,
-                )
-            else:
-                argv = dialect.headless_argv(self.server, project, script, debug=True)
             env = self.env({"AGENTSDK_GODOT_JOB": str(job_file)})
-            result = await self._run(
-                argv, env=env, timeout=timeout, input=dialect.debugger_answers()
-            )
+            answers = dialect.debugger_answers()
+            if window:
+                argv = dialect.window_argv(
+                    self._runner(), project, script, width, height, debug=True
+                )
+                async with self.display(width, height) as display:
+                    env.update(display.env)
+                    result = await run_process(argv, env=env, timeout=timeout, input=answers)
+                    number = display.number
+            else:
+                number = None
+                argv = dialect.headless_argv(self.server, project, script, debug=True)
+                result = await run_process(argv, env=env, timeout=timeout, input=answers)
             tree_file = Path(job.tree_out)
             tree = None
             if tree_file.exists() and tree_file.stat().st_size:  # noqa: ASYNC240
                 tree = NodeInfo.model_validate(json.loads(tree_file.read_text(encoding="utf-8")))  # noqa: ASYNC240
-            frames = sorted(Path(job.capture_dir).glob("frame_*.png")) if job.capture_dir else []  # noqa: ASYNC240
-            kept: list[str] = []
-            if frames:
-                keep_dir = Path(tempfile.mkdtemp(prefix="agentsdk-godot-frames-"))
-                for frame in frames:
-                    kept.append(str(shutil.copy(frame, keep_dir / frame.name)))
-        return _engine_run(result, tree, kept)
-
-    async def _run(
-        self, argv: list[str], *, env: dict[str, str], timeout: float, input: bytes | None = None
-    ) -> ProcessResult:
-        for attempt in range(2):
-            result = await run_process(argv, timeout=timeout, env=env, input=input)
-            # xvfb-run -a can race for a display number when runs start together
-            if "Xvfb failed to start" not in result.stderr or attempt:
-                return result
-        return result
+            found = Path(job.capture_dir).glob("frame_*.png") if job.capture_dir else []  # noqa: ASYNC240
+            frames = sorted(found, key=lambda p: int(p.stem.split("_")[1]))
+            images = [frame.read_bytes() for frame in frames]
+            # frames stay on disk only in a folder the caller chose
+            kept = [str(f) for f in frames] if job.capture_dir != str(work) else []
+        return _engine_run(result, tree, kept, images).model_copy(update={"display": number})
 
     def _runner(self) -> str:
         if not self.runner:
@@ -205,13 +213,9 @@ class GodotEngine:
             )
         return self.runner
 
-    @staticmethod
-    def display_argv(argv: list[str], width: int, height: int) -> list[str]:
-        """Wrap a windowed command in a private virtual X display (xvfb-run)."""
-        if not shutil.which("xvfb-run"):
-            raise GodotNotFoundError("screenshots need Xvfb: install `xvfb xauth` (apt)")
-        screen = f"-screen 0 {max(width, 64)}x{max(height, 64)}x24"
-        return ["xvfb-run", "-a", "-s", screen, *argv]
+    def display(self, width: int, height: int) -> VirtualDisplay:
+        """A private virtual X display for a windowed run (`async with`)."""
+        return VirtualDisplay(width, height, temp_dir=self.temp_dir)
 
     async def check_script(
         self, project: Path, res_path: str, timeout: float = 30.0
@@ -311,7 +315,9 @@ async def _sleep(seconds: float) -> None:
     await anyio.sleep(seconds)
 
 
-def _engine_run(result: ProcessResult, tree: NodeInfo | None, frames: list[str]) -> EngineRun:
+def _engine_run(
+    result: ProcessResult, tree: NodeInfo | None, frames: list[str], images: list[bytes]
+) -> EngineRun:
     import re
 
     finished = re.search(r"AGENTSDK_FINISHED frames=(\d+)", result.stdout)
@@ -326,6 +332,7 @@ def _engine_run(result: ProcessResult, tree: NodeInfo | None, frames: list[str])
         diagnostics=parse_diagnostics(result.stderr + "\n" + result.stdout),
         tree=tree,
         frames_png=frames,
+        images=images,
     )
 
 

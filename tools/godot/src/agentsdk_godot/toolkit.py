@@ -341,10 +341,9 @@ class GodotToolkit(Toolkit):
         run = await self._run(
             job, timeout=self.run_timeout, window=True, width=width, height=height
         )
-        if not run.frames_png:
+        if not run.images:
             raise ToolError("no frame was captured:\n" + problems(run))
-        data = Path(run.frames_png[-1]).read_bytes()  # noqa: ASYNC240
-        shutil.rmtree(Path(run.frames_png[-1]).parent, ignore_errors=True)
+        data = run.images[-1]
         text = f"frame {frames} of {scene or self.project.main_scene}, {width}x{height}"
         blank = blank_frame(data)
         if blank:
