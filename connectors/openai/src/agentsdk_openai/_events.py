@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentsdk.retry import RETRYABLE_STATUS
 
 from agentsdk import MalformedResponseError, ModelError, ModelResponse, StreamDelta
 
 from ._http import Reply, TransportFailure
-from ._response import StreamAssembler
 from ._wire import dumps
+
+if TYPE_CHECKING:  # the assembler (in _response) reads events with the functions below
+    from ._response import StreamAssembler
 
 __all__ = ["OpenStream", "broken_stream", "decode_event", "error_event", "sse_data"]
 

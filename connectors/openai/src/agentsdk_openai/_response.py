@@ -8,7 +8,7 @@ everywhere else: a shape we cannot read is a ``MalformedResponseError`` naming t
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -25,12 +25,15 @@ from agentsdk import (
     Usage,
 )
 
+from ._events import decode_event, error_event
 from ._wire import dumps
 from .prompted import response_parts
 
 __all__ = [
     "Completion",
+    "ReadCalls",
     "StreamAssembler",
+    "calls_from_text",
     "checked_response",
     "guarded",
     "malformed",
@@ -50,6 +53,14 @@ def malformed(model_name: str, field_name: str, problem: str) -> MalformedRespon
         field=field_name,
         model_name=model_name,
     )
+
+
+def _decoded(payload: str, model_name: str) -> Any:
+    """A ``data:`` payload as JSON; an ``error`` event raises its ModelError."""
+    chunk = decode_event(payload, model_name)
+    if isinstance(chunk, dict) and chunk.get("error") is not None:
+        raise error_event(chunk["error"], model_name)
+    return chunk
 
 
 def guarded(model_name: str, parse: Callable[[], _T]) -> _T:
@@ -185,7 +196,8 @@ def _first_choice(body: dict[str, Any], model_name: str) -> dict[str, Any] | Non
 
 @dataclass
 class Completion:
-    """What one response said, before the usability check."""
+    """What one response said, before the usability check. Unpacks as
+    ``(parts, usage, finish_reason)``."""
 
     parts: Parts
     usage: Usage
@@ -193,12 +205,40 @@ class Completion:
     refusal: str | None = None
     has_choice: bool = True
 
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.parts, self.usage, self.finish_reason))
+
+
+ReadCalls = Callable[[str], Parts]
+"""Reads a turn's parts (text and tool calls) from the model's text, for engines whose
+calls arrive as text (prompted tool calling, grammar-constrained output)."""
+
+
+def calls_from_text(tool_names: Sequence[str] | None) -> ReadCalls | None:
+    """The reader of prompted tool calls for these offered tools (None: calls are native)."""
+    if tool_names is None:
+        return None
+    names = list(tool_names)
+    return lambda text: response_parts(text, names)
+
+
+def _read(text: str, read_calls: ReadCalls, finish: str | None) -> tuple[Parts, str | None]:
+    parts = read_calls(text)
+    if any(isinstance(p, ToolCallPart) for p in parts) and finish in (None, "stop"):
+        finish = "tool_calls"  # the server saw text; we found calls in it
+    return parts, finish
+
 
 def parse_completion(
-    body: Any, *, model_name: str, prompted_tools: Sequence[str] | None
+    body: Any,
+    *,
+    model_name: str,
+    prompted_tools: Sequence[str] | None = None,
+    read_calls: ReadCalls | None = None,
 ) -> Completion:
-    """A non-streamed completion. ``prompted_tools`` is the list of offered tool names when
-    calls must be read from text."""
+    """A non-streamed completion. ``read_calls`` (or ``prompted_tools``, the offered tool
+    names) reads the calls from the text when they do not arrive as ``tool_calls``."""
+    read_calls = read_calls or calls_from_text(prompted_tools)
     if not isinstance(body, dict):
         raise malformed(model_name, "body", f"is {_shown(body)}, not a JSON object")
     usage = parse_usage(body.get("usage"), model_name)
@@ -212,8 +252,9 @@ def parse_completion(
     refusal = message.get("refusal")
     refusal = refusal if isinstance(refusal, str) and refusal else None
     finish = _finish_reason(choice.get("finish_reason"), "choices[0].finish_reason", model_name)
-    if prompted_tools is not None:
-        return Completion(response_parts(text, prompted_tools), usage, finish, refusal)
+    if read_calls is not None:
+        read, finish = _read(text, read_calls, finish)
+        return Completion(read, usage, finish, refusal)
     parts: Parts = [TextPart(text=text)] if text else []
     calls = message.get("tool_calls")
     if calls is None and isinstance(message.get("function_call"), dict):
@@ -247,6 +288,8 @@ class StreamAssembler:
 
     model_name: str
     prompted_tools: Sequence[str] | None = None
+    """The offered tool names when calls are read from the text (or give ``read_calls``)."""
+    read_calls: ReadCalls | None = None
     text: list[str] = field(default_factory=list)
     refusal: list[str] = field(default_factory=list)
     calls: dict[int, _PendingCall] = field(default_factory=dict)
@@ -257,9 +300,19 @@ class StreamAssembler:
     _holding: bool = False
     _last_index: int | None = None
 
+    def __post_init__(self) -> None:
+        if self.read_calls is None:
+            self.read_calls = calls_from_text(self.prompted_tools)
+
     def feed(self, chunk: Any) -> list[StreamDelta]:
-        """Take one decoded ``data:`` object (not an error event); return the deltas to show."""
+        """Take one ``data:`` payload (its text, or the decoded object); return the deltas
+        to show. ``[DONE]`` sets ``done``; an error event raises ModelError."""
         name = self.model_name
+        if isinstance(chunk, str):
+            if chunk == "[DONE]":
+                self.done = True
+                return []
+            chunk = _decoded(chunk, name)
         if not isinstance(chunk, dict):
             raise malformed(name, "stream chunk", f"is {_shown(chunk)}, not an object")
         if chunk.get("usage") is not None:
@@ -295,9 +348,9 @@ class StreamAssembler:
 
     def _text(self, content: str) -> list[StreamDelta]:
         self.text.append(content)
-        if self.prompted_tools is None:
+        if self.read_calls is None:
             return [StreamDelta(text=content)]
-        # A prompted model may be writing a tool call as text: hold it back for the parser.
+        # The model may be writing a tool call as text: hold it back for the parser.
         if not self._holding and "".join(self.text).lstrip().startswith(_CALL_OPENERS):
             self._holding = True
         return [] if self._holding else [StreamDelta(text=content)]
@@ -344,8 +397,9 @@ class StreamAssembler:
         """The complete turn (call only after ``[DONE]``)."""
         text = "".join(self.text)
         parts: Parts
-        if self.prompted_tools is not None:
-            parts = response_parts(text, self.prompted_tools)
+        finish = self.finish_reason
+        if self.read_calls is not None:
+            parts, finish = _read(text, self.read_calls, finish)
         else:
             parts = [TextPart(text=text)] if text else []
         for index in sorted(self.calls):
@@ -357,7 +411,7 @@ class StreamAssembler:
         return Completion(
             parts,
             self.usage or Usage(requests=1),
-            self.finish_reason,
+            finish,
             "".join(self.refusal) or None,
             has_choice=self.choices_seen,
         )
@@ -401,8 +455,8 @@ def checked_response(
     text = "".join(p.text for p in parts if isinstance(p, TextPart))
     reported = completion.finish_reason
     reason = FINISH_REASONS.get(reported, reported) if reported else None
-    if reason is None:
-        reason = "tool_calls" if has_calls else "stop"
+    if reason is None or (reason == "stop" and has_calls):
+        reason = "tool_calls" if has_calls else "stop"  # some servers say "stop" after a call
     response = ModelResponse(
         parts=parts, usage=completion.usage, model_name=model_name, finish_reason=reason
     )

@@ -23,13 +23,16 @@ from agentsdk import (
     ModelRequest,
     ModelResponse,
     StreamDelta,
+    ToolCallPart,
 )
 
 from ._events import OpenStream, broken_stream, decode_event, error_event
 from ._http import AiohttpBackend, Backend, CannotSend, HttpxBackend, Reply, TransportFailure
 from ._response import (
     Completion,
+    ReadCalls,
     StreamAssembler,
+    calls_from_text,
     checked_response,
     guarded,
     parse_completion,
@@ -131,7 +134,24 @@ class OpenAIChatModel:
 
     async def _request(self, request: ModelRequest, *, prompted: bool) -> ModelResponse:
         body = self._body(request, stream=False, prompted=prompted)
-        names = self._prompted_names(request, prompted)
+        read_calls = calls_from_text(self._prompted_names(request, prompted))
+        return await self._complete(request, body, read_calls=read_calls)
+
+    def _stream(
+        self, request: ModelRequest, *, prompted: bool
+    ) -> AsyncIterator[StreamDelta | ModelResponse]:
+        body = self._body(request, stream=True, prompted=prompted)
+        read_calls = calls_from_text(self._prompted_names(request, prompted))
+        return self._complete_stream(request, body, read_calls=read_calls)
+
+    # -- the seam for subclasses that build their own body (LocalChatModel) ---------------
+
+    async def _complete(
+        self, request: ModelRequest, body: bytes, *, read_calls: ReadCalls | None = None
+    ) -> ModelResponse:
+        """POST ``body`` (a non-streamed completion) and return the checked turn: retried
+        within the policy, malformed and empty answers included. ``read_calls`` reads the
+        tool calls from the text when the engine writes them there."""
 
         async def once() -> ModelResponse:
             reply = await self._post(body, request.settings.timeout, stream=False)
@@ -146,22 +166,23 @@ class OpenAIChatModel:
                 ) from None
             completion = guarded(
                 self.name,
-                lambda: parse_completion(data, model_name=self.name, prompted_tools=names),
+                lambda: parse_completion(data, model_name=self.name, read_calls=read_calls),
             )
             return self._checked(completion, request)
 
         return await self._retrying(once)
 
-    async def _stream(
-        self, request: ModelRequest, *, prompted: bool
+    async def _complete_stream(
+        self, request: ModelRequest, body: bytes, *, read_calls: ReadCalls | None = None
     ) -> AsyncIterator[StreamDelta | ModelResponse]:
-        body = self._body(request, stream=True, prompted=prompted)
-        names = self._prompted_names(request, prompted)
+        """POST ``body`` (``stream: true``): deltas, then the checked turn. Everything up to
+        the first delta is retried like a 5xx (nothing was shown yet); after it, a failure is
+        raised. With ``read_calls``, text that starts like a call is held back and the calls
+        read from it come as deltas at the end."""
 
         async def once() -> OpenStream:
-            # Everything up to the first delta is retried like a 5xx: nothing was shown yet.
             reply = await self._post(body, request.settings.timeout, stream=True)
-            opened = OpenStream(reply, StreamAssembler(self.name, names))
+            opened = OpenStream(reply, StreamAssembler(self.name, read_calls=read_calls))
             try:
                 held: list[StreamDelta] = []
                 while (deltas := await self._next(opened)) is not None:
@@ -176,18 +197,21 @@ class OpenAIChatModel:
                     await opened.aclose()
 
         opened = await self._retrying(once)
-        if opened.response is not None:
-            yield opened.response
-            return
-        try:
-            for delta in opened.first or ():
-                yield delta
-            while (deltas := await self._next(opened)) is not None:
-                for delta in deltas:
+        response = opened.response
+        if response is None:
+            try:
+                for delta in opened.first or ():
                     yield delta
-        finally:
-            await opened.aclose()
-        yield self._finished(opened, request)
+                while (deltas := await self._next(opened)) is not None:
+                    for delta in deltas:
+                        yield delta
+            finally:
+                await opened.aclose()
+            response = self._finished(opened, request)
+        if read_calls is not None:
+            for index, call in enumerate(response.tool_calls):
+                yield _call_delta(index, call)
+        yield response
 
     async def _next(self, opened: OpenStream) -> list[StreamDelta] | None:
         """The deltas of the next event; None once ``[DONE]`` arrived."""
@@ -446,6 +470,11 @@ class _Retry(Exception):
         self.error = error
         self.retry_after = retry_after
         self.dropped = dropped
+
+
+def _call_delta(index: int, call: ToolCallPart) -> StreamDelta:
+    arguments = call.raw_arguments if call.raw_arguments is not None else dumps(call.arguments)
+    return StreamDelta(tool_call_index=index, tool_name=call.name, arguments_delta=arguments)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
