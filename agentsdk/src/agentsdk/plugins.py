@@ -6,6 +6,8 @@ A plugin package registers itself exactly as the first-party ones do::
     mytools = "my_package:MyToolkit"
     [project.entry-points."agentsdk.models"]
     myengine = "my_package:connect"      # connect("myengine:model-name") -> Model
+    [project.entry-points."agentsdk.suites"]
+    mysuite = "my_package.tasks:suite"   # a tasks.Suite, or a function returning one
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from .errors import PluginNotFound
 
 if TYPE_CHECKING:  # pragma: no cover
     from .models import Model
+    from .tasks import Suite
     from .tools import Toolkit
 
 TOOLKITS_GROUP = "agentsdk.toolkits"
 MODELS_GROUP = "agentsdk.models"
+SUITES_GROUP = "agentsdk.suites"
 
 
 @functools.cache
@@ -42,6 +46,28 @@ def toolkit_names() -> list[str]:
 def model_schemes() -> list[str]:
     """Model string schemes the installed connectors accept."""
     return sorted(_group(MODELS_GROUP))
+
+
+def suite_names() -> list[str]:
+    """Names of the installed task suites."""
+    return sorted(_group(SUITES_GROUP))
+
+
+def load_suite(name: str) -> Suite:
+    """The task suite registered under ``name`` (a ``Suite`` or a function returning one)."""
+    from .tasks import Suite
+
+    ep = _group(SUITES_GROUP).get(name)
+    if ep is None:
+        installed = ", ".join(suite_names()) or "none"
+        raise PluginNotFound(f"no task suite named {name!r} is installed (installed: {installed})")
+    value: Any = ep.load()
+    suite = value() if callable(value) and not isinstance(value, Suite) else value
+    if not isinstance(suite, Suite):
+        raise TypeError(
+            f"the entry point for suite {name!r} gave {type(suite).__name__}, not a Suite"
+        )
+    return suite
 
 
 def load_toolkit_class(name: str) -> type[Toolkit]:
