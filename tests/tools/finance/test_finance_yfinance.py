@@ -134,3 +134,35 @@ def test_rate_limiter_spaces_calls() -> None:
     now[0] += 0.2
     limiter.wait()
     assert waited == [0.5, pytest.approx(0.3)]
+
+
+@pytest.fixture
+def clean_yf_memory():
+    """yfinance keeps past-range responses in a process-wide LRU cache: a damaged replay
+    must neither see earlier responses nor leave its own for later tests."""
+    from yfinance.data import YfData
+
+    YfData.cache_get.cache_clear()
+    yield YfData.cache_get.cache_clear
+    YfData.cache_get.cache_clear()
+
+
+@pytest.mark.parametrize("value", [None, 0.0, -1.0])
+def test_bad_bars_from_yahoo_are_named_or_dropped_on_request(
+    yf_cache_dir: Path, value, clean_yf_memory
+) -> None:
+    def provider(**kwargs):
+        clean_yf_memory()
+        return YFinanceProvider(
+            replay_session(YahooReplay(damaged={"AAPL": {2: value}})),
+            rate_limiter=RateLimiter(0.0),
+            yf_cache_dir=yf_cache_dir,
+            **kwargs,
+        )
+
+    with pytest.raises(MarketDataError) as err:
+        provider().history("AAPL", date(2024, 1, 2), date(2024, 1, 9))
+    assert err.value.kind == "bad_data" and "2024-01-04" in err.value.reason
+    kept = provider(bad_bars="drop").history("AAPL", date(2024, 1, 2), date(2024, 1, 9))
+    assert date(2024, 1, 4) not in set(kept.frame.index.date) and len(kept.frame) == 5
+    assert "dropped 1 bad bar(s): 2024-01-04" in kept.provenance.note

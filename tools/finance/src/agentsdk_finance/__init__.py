@@ -4,7 +4,8 @@ cited research reports, as an agentsdk toolkit (``FinanceToolkit``, entry point 
 from agentsdk_finance.cache import CachedMarketData, PriceCache
 from agentsdk_finance.errors import FailureKind, MarketDataError, SampleDataUnavailable
 from agentsdk_finance.fundamentals import Ratios, compute_ratios
-from agentsdk_finance.metrics import Performance, indicator_snapshot, performance
+from agentsdk_finance.indicators import IndicatorSnapshot, indicator_snapshot
+from agentsdk_finance.metrics import MetricsError, Performance, performance
 from agentsdk_finance.models import FiscalPeriod, Fundamentals, PriceHistory, Provenance
 from agentsdk_finance.providers import (
     CsvProvider,
@@ -24,8 +25,10 @@ __all__ = [
     "FinanceToolkit",
     "FiscalPeriod",
     "Fundamentals",
+    "IndicatorSnapshot",
     "MarketData",
     "MarketDataError",
+    "MetricsError",
     "Performance",
     "PriceCache",
     "PriceHistory",

@@ -1,6 +1,8 @@
 """A persistent SQLite cache of price histories and fundamentals.
 
-Keyed by provider, symbol, interval and requested range; entries expire after a TTL.
+Keyed by the provider's ``cache_identity`` (the source's identity and content, e.g. a
+file's path and content hash, and the provider's settings), the symbol, the interval
+and the requested range; entries expire after a TTL.
 It lives under the user cache dir and survives restarts. A row that fails to decode
 (or whose checksum does not match) is deleted and refetched; a database file that is
 not SQLite is moved aside and recreated. The cache never turns a hit into a crash.
@@ -81,9 +83,9 @@ class PriceCache:
                 db.execute(_SCHEMA)
 
     @staticmethod
-    def key(provider: str, symbol: str, interval: str, start: date | None, end: date | None) -> str:
-        """The cache key of one request."""
-        return f"{provider}|{symbol.upper()}|{interval}|{start or ''}|{end or ''}"
+    def key(identity: str, symbol: str, interval: str, start: date | None, end: date | None) -> str:
+        """The cache key of one request; ``identity`` is the provider's ``cache_identity``."""
+        return f"{identity}|{symbol.upper()}|{interval}|{start or ''}|{end or ''}"
 
     def get(self, key: str) -> bytes | None:
         """Payload of a fresh entry, or None (missing, expired or corrupt)."""
@@ -107,12 +109,15 @@ class PriceCache:
         return payload
 
     def put(self, key: str, kind: str, payload: bytes) -> None:
-        """Store a payload under ``key``."""
+        """Store a payload under ``key`` and delete expired entries (an edited file's old
+        entries are never asked for again, so they would otherwise pile up)."""
+        now = self._clock()
         with self._lock, self._connect() as db:
             db.execute(
                 "INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?, ?)",
-                (key, kind, self._clock(), hashlib.sha256(payload).hexdigest(), payload),
+                (key, kind, now, hashlib.sha256(payload).hexdigest(), payload),
             )
+            db.execute("DELETE FROM entries WHERE created < ?", (now - self.ttl_seconds,))
 
     def discard(self, key: str) -> None:
         """Delete one entry (used for corrupt rows)."""
@@ -171,9 +176,22 @@ class CachedMarketData:
     """Wraps any ``MarketData`` provider with a ``PriceCache``.
 
     The wrapper has the provider's name and intervals; failures are never cached.
+    Entries are keyed by ``provider.cache_identity(symbol)``, so two providers reading
+    different files that hold the same symbol never share an entry, and an edited file
+    is read again at once instead of after the TTL.
+
+    Raises:
+        TypeError: the provider has no ``cache_identity`` method (without one a cache
+            could serve one source's numbers for another's).
     """
 
     def __init__(self, provider: MarketData, cache: PriceCache | None = None) -> None:
+        if not callable(getattr(provider, "cache_identity", None)):
+            raise TypeError(
+                f"{type(provider).__name__} has no cache_identity(symbol, kind) method; add one "
+                "that names its source, the data's content (e.g. a file hash) and its settings, "
+                "or use the provider without a cache"
+            )
         self.provider = provider
         self.cache = cache or PriceCache()
         self.name: str = provider.name
@@ -183,11 +201,16 @@ class CachedMarketData:
         """The wrapped provider's offline symbols."""
         return list(self.provider.symbols())
 
+    def cache_identity(self, symbol: str, kind: str = "history") -> str:
+        """The wrapped provider's identity (a cache around a cache keys the same way)."""
+        return self.provider.cache_identity(symbol, kind)
+
     def history(
         self, symbol: str, start: date | None, end: date | None, interval: str = "1d"
     ) -> PriceHistory:
         """Served from the cache when fresh, else fetched and stored."""
-        key = PriceCache.key(self.name, symbol, interval, start, end)
+        identity = self.provider.cache_identity(symbol, "history")
+        key = PriceCache.key(identity, symbol, interval, start, end)
         payload = self.cache.get(key)
         if payload is not None:
             try:
@@ -199,12 +222,15 @@ class CachedMarketData:
                 self.cache.discard(key)
         self.cache.misses += 1
         history = self.provider.history(symbol, start, end, interval)
-        self.cache.put(key, "history", encode_history(history))
+        # the source changed while we read it: serve what we read, store nothing
+        if self.provider.cache_identity(symbol, "history") == identity:
+            self.cache.put(key, "history", encode_history(history))
         return history
 
     def fundamentals(self, symbol: str) -> Fundamentals:
         """Statements, cached like histories."""
-        key = PriceCache.key(self.name, symbol, "fundamentals", None, None)
+        identity = self.provider.cache_identity(symbol, "fundamentals")
+        key = PriceCache.key(identity, symbol, "fundamentals", None, None)
         payload = self.cache.get(key)
         if payload is not None:
             try:
@@ -215,5 +241,6 @@ class CachedMarketData:
                 self.cache.discard(key)
         self.cache.misses += 1
         result = self.provider.fundamentals(symbol)
-        self.cache.put(key, "fundamentals", result.model_dump_json().encode())
+        if self.provider.cache_identity(symbol, "fundamentals") == identity:
+            self.cache.put(key, "fundamentals", result.model_dump_json().encode())
         return result

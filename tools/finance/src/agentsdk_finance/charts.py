@@ -10,7 +10,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-from agentsdk_finance.metrics import sma
+from agentsdk_finance.indicators import sma
 from agentsdk_finance.models import PriceHistory
 
 # Figures are built with the object API on the Agg canvas, never pyplot: no global

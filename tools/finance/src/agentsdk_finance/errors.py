@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-FailureKind = Literal["network", "rate_limited", "no_data", "invalid_symbol", "invalid_params"]
+FailureKind = Literal[
+    "network", "rate_limited", "no_data", "invalid_symbol", "invalid_params", "bad_data"
+]
 
 
 class MarketDataError(Exception):
@@ -16,7 +18,8 @@ class MarketDataError(Exception):
 
     Attributes:
         kind: one of ``network``, ``rate_limited``, ``no_data``, ``invalid_symbol``,
-            ``invalid_params``.
+            ``invalid_params``, ``bad_data`` (the source holds rows that would give wrong
+            numbers: zero/negative/non-finite prices, conflicting duplicate dates).
         reason: a human-readable explanation, safe to show to a model.
         symbol: the ticker involved, when there is one.
         provider: the provider's name.

@@ -1,10 +1,22 @@
-"""Performance metrics and technical indicators on a price series.
+"""Performance metrics of a price series, with every convention stated.
 
-Conventions (stated so results can be checked): simple daily returns of the adjusted
-close; annualisation by periods per year (252 daily, 52 weekly, 12 monthly);
-volatility uses the sample standard deviation; the risk-free rate is an annual rate
-converted to a per-period geometric rate; RSI uses Wilder smoothing; Bollinger bands
-use the population standard deviation.
+* Returns: simple period returns of the adjusted close (the close when there is none).
+* Annualisation: 252 periods a year for daily bars, 52 weekly, 12 monthly, 4 quarterly;
+  other (intraday) intervals are refused rather than annualised with a guess.
+* Total return: last price / first price - 1 over the bars served.
+* CAGR: ``(1 + total) ** (1 / years) - 1`` with years = calendar days between the first
+  and last bar / 365.25.
+* Annualised return: arithmetic mean period return x periods a year.
+* Volatility: sample standard deviation (ddof=1) of period returns x sqrt(periods).
+* Sharpe / Sortino: the annual risk-free rate becomes a geometric per-period rate;
+  Sortino's downside deviation is the root mean square of the negative excess returns
+  over all periods.
+* Max drawdown: the deepest fall of the price below its running maximum. The trough is
+  the first bar at that depth; the peak is the **last** bar at the running maximum
+  before the trough (where the fall began, as empyrical does); the recovery is the
+  first bar after the trough back at or above the peak price, None if never.
+* Beta and correlation: prices are first aligned on the dates both series have, then
+  turned into returns, so every pair of returns spans the same days.
 """
 
 from __future__ import annotations
@@ -19,6 +31,11 @@ from pydantic import BaseModel
 from agentsdk_finance.models import PriceHistory, Provenance
 
 PERIODS_PER_YEAR = {"1d": 252, "5d": 52, "1wk": 52, "1mo": 12, "3mo": 4}
+MIN_COMMON_DATES = 3  # beta and correlation need at least two aligned returns
+
+
+class MetricsError(ValueError):
+    """The figures cannot be computed from this input (the message says why and how)."""
 
 
 class Drawdown(BaseModel):
@@ -27,7 +44,7 @@ class Drawdown(BaseModel):
     max_drawdown: float  # negative fraction, e.g. -0.65
     peak_date: date
     trough_date: date
-    recovery_date: date | None  # first close back at the peak, None if never
+    recovery_date: date | None  # first close after the trough back at the peak, None if never
 
 
 class Performance(BaseModel):
@@ -37,6 +54,8 @@ class Performance(BaseModel):
     symbol: str
     start: date
     end: date
+    bars: int
+    periods_per_year: int
     start_price: float
     end_price: float
     total_return: float
@@ -50,7 +69,9 @@ class Performance(BaseModel):
     benchmark: str | None = None
     beta: float | None = None
     correlation: float | None = None
+    benchmark_common_dates: int | None = None  # dates both series have (beta uses these)
     provenance: Provenance
+    benchmark_provenance: Provenance | None = None
 
 
 def returns(prices: pd.Series) -> pd.Series:
@@ -59,13 +80,19 @@ def returns(prices: pd.Series) -> pd.Series:
 
 
 def max_drawdown(prices: pd.Series) -> Drawdown:
-    """Deepest fall from a running peak, with its peak, trough and recovery dates."""
+    """Deepest fall from a running peak, with its peak, trough and recovery dates.
+
+    Peak = the last bar at the running maximum before the trough; a series that never
+    falls has drawdown 0, peak = trough = its first bar and no recovery.
+    """
     running_peak = prices.cummax()
     depth = prices / running_peak - 1.0
-    trough = depth.idxmin()
-    peak = prices.loc[:trough].idxmax()
-    after = prices.loc[trough:]
-    recovered = after[after >= prices.loc[peak]]
+    trough = depth.idxmin()  # the first bar at the deepest depth
+    before = prices.loc[:trough]
+    at_peak = before[before >= running_peak.loc[:trough]]
+    peak = at_peak.index[-1]
+    after = prices.loc[prices.index > trough]
+    recovered = after[after >= prices.loc[peak]] if depth.loc[trough] < 0 else after.iloc[:0]
     return Drawdown(
         max_drawdown=float(depth.loc[trough]),
         peak_date=pd.Timestamp(peak).date(),
@@ -92,43 +119,78 @@ def sortino_ratio(rets: pd.Series, risk_free: float, periods: int) -> float | No
     return None if downside == 0 else float(excess.mean() / downside * math.sqrt(periods))
 
 
-def beta_and_correlation(rets: pd.Series, bench: pd.Series) -> tuple[float | None, float | None]:
-    """Beta and Pearson correlation of returns against a benchmark's, on common dates."""
-    both = pd.concat([rets, bench], axis=1, join="inner").dropna()
-    if len(both) < 3:
-        return None, None
-    a, b = both.iloc[:, 0], both.iloc[:, 1]
+def aligned(a: pd.Series, b: pd.Series) -> pd.DataFrame:
+    """Two price series on the dates both have (two columns, in that order)."""
+    return pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
+
+
+def beta_and_correlation(prices: pd.Series, bench: pd.Series) -> tuple[float, float, int]:
+    """Beta and Pearson correlation against a benchmark, from PRICES aligned on common
+    dates first (so a date missing from one series never pairs a two-day return with a
+    one-day one). Returns (beta, correlation, common dates).
+
+    Raises:
+        MetricsError: fewer than ``MIN_COMMON_DATES`` common dates, or a flat benchmark.
+    """
+    both = aligned(prices, bench)
+    if len(both) < MIN_COMMON_DATES:
+        raise MetricsError(
+            f"the series and the benchmark have {len(both)} date(s) in common; beta needs "
+            f"at least {MIN_COMMON_DATES}"
+        )
+    rets = both.pct_change().dropna()
+    a, b = rets["a"], rets["b"]
     var = b.var(ddof=1)
-    beta = float(a.cov(b) / var) if var else None
-    return beta, float(a.corr(b))
+    if not var or math.isnan(var):
+        raise MetricsError("the benchmark does not move on the common dates; beta is undefined")
+    return float(a.cov(b) / var), float(a.corr(b)), len(both)
 
 
 def performance(
     history: PriceHistory, *, risk_free: float = 0.0, benchmark: PriceHistory | None = None
 ) -> Performance:
-    """Every performance figure of ``history`` (needs at least two bars)."""
-    prices = history.price.dropna()
+    """Every performance figure of ``history`` (needs at least two bars).
+
+    Raises:
+        MetricsError: fewer than two prices, an interval that cannot be annualised, a
+            non-finite risk-free rate, or a benchmark with too few common dates.
+    """
+    prices = history.price
     if len(prices) < 2:
-        raise ValueError(f"{history.symbol}: need at least two prices, got {len(prices)}")
-    periods = PERIODS_PER_YEAR.get(history.interval, 252)
+        raise MetricsError(f"{history.symbol}: need at least two prices, got {len(prices)}")
+    if history.interval not in PERIODS_PER_YEAR:
+        raise MetricsError(
+            f"{history.interval} bars cannot be annualised here; use daily, weekly or monthly bars"
+        )
+    if not math.isfinite(risk_free):
+        raise MetricsError(f"risk-free rate {risk_free} is not a number")
+    periods = PERIODS_PER_YEAR[history.interval]
     rets = returns(prices)
     first, last = prices.index[0], prices.index[-1]
     years = (last - first).days / 365.25
     total = float(prices.iloc[-1] / prices.iloc[0] - 1.0)
-    beta = corr = None
+    beta = corr = common = None
     if benchmark is not None:
-        beta, corr = beta_and_correlation(rets, returns(benchmark.price.dropna()))
+        try:
+            beta, corr, common = beta_and_correlation(prices, benchmark.price)
+        except MetricsError as exc:
+            raise MetricsError(
+                f"{history.symbol} vs {benchmark.symbol} ({history.start}..{history.end} "
+                f"against {benchmark.start}..{benchmark.end}): {exc}"
+            ) from None
     return _rounded(
         Performance(
             symbol=history.symbol,
             start=first.date(),
             end=last.date(),
+            bars=len(prices),
+            periods_per_year=periods,
             start_price=float(prices.iloc[0]),
             end_price=float(prices.iloc[-1]),
             total_return=total,
             annualised_return=float(rets.mean() * periods),
             cagr=float((1.0 + total) ** (1.0 / years) - 1.0) if years > 0 else total,
-            volatility=float(rets.std(ddof=1) * math.sqrt(periods)),
+            volatility=float(rets.std(ddof=1) * math.sqrt(periods)) if len(rets) > 1 else 0.0,
             drawdown=max_drawdown(prices),
             sharpe=sharpe_ratio(rets, risk_free, periods),
             sortino=sortino_ratio(rets, risk_free, periods),
@@ -136,7 +198,9 @@ def performance(
             benchmark=benchmark.symbol if benchmark is not None else None,
             beta=beta,
             correlation=corr,
+            benchmark_common_dates=common,
             provenance=history.provenance,
+            benchmark_provenance=benchmark.provenance if benchmark is not None else None,
         )
     )
 
@@ -154,120 +218,9 @@ def _rounded(perf: Performance) -> Performance:
         f"CAGR {perf.cagr:.1%}, volatility {perf.volatility:.1%}, max drawdown "
         f"{dd.max_drawdown:.1%} (peak {dd.peak_date}, trough {dd.trough_date})"
     )
+    if perf.beta is not None and perf.correlation is not None:
+        data["summary"] += (
+            f", beta {perf.beta:.2f} and correlation {perf.correlation:.2f} vs "
+            f"{perf.benchmark} on {perf.benchmark_common_dates} common dates"
+        )
     return Performance.model_validate(data)
-
-
-def sma(prices: pd.Series, window: int) -> pd.Series:
-    """Simple moving average."""
-    return prices.rolling(window).mean()
-
-
-def ema(prices: pd.Series, span: int) -> pd.Series:
-    """Exponential moving average (alpha = 2 / (span + 1))."""
-    return prices.ewm(span=span, adjust=False).mean()
-
-
-def rsi(prices: pd.Series, window: int = 14) -> pd.Series:
-    """Relative strength index with Wilder smoothing."""
-    delta = prices.diff()
-    gain = delta.clip(lower=0).ewm(alpha=1 / window, adjust=False, min_periods=window).mean()
-    loss = (-delta.clip(upper=0)).ewm(alpha=1 / window, adjust=False, min_periods=window).mean()
-    rs = gain / loss
-    return 100 - 100 / (1 + rs)
-
-
-def macd(
-    prices: pd.Series, fast: int = 12, slow: int = 26, signal: int = 9
-) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """MACD line, signal line and histogram."""
-    line = ema(prices, fast) - ema(prices, slow)
-    sig = line.ewm(span=signal, adjust=False).mean()
-    return line, sig, line - sig
-
-
-def bollinger(
-    prices: pd.Series, window: int = 20, width: float = 2.0
-) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """Lower band, middle (SMA) and upper band."""
-    mid = sma(prices, window)
-    sd = prices.rolling(window).std(ddof=0)
-    return mid - width * sd, mid, mid + width * sd
-
-
-class IndicatorSnapshot(BaseModel):
-    """Latest indicator values and what they suggest."""
-
-    symbol: str
-    as_of: date
-    price: float
-    sma: dict[int, float | None]
-    ema: dict[int, float | None]
-    rsi_14: float | None
-    macd: float | None
-    macd_signal: float | None
-    macd_histogram: float | None
-    bollinger_lower: float | None
-    bollinger_middle: float | None
-    bollinger_upper: float | None
-    signals: list[str]
-    provenance: Provenance
-
-
-def _last(series: pd.Series) -> float | None:
-    value = series.iloc[-1] if len(series) else float("nan")
-    return None if pd.isna(value) else round(float(value), 4)
-
-
-def indicator_snapshot(
-    history: PriceHistory,
-    sma_windows: tuple[int, ...] = (50, 200),
-    ema_spans: tuple[int, ...] = (12, 26),
-) -> IndicatorSnapshot:
-    """Compute SMA, EMA, RSI, MACD and Bollinger bands and keep the latest values."""
-    prices = history.price.dropna()
-    line, sig, hist = macd(prices)
-    low, mid, up = bollinger(prices)
-    snap = IndicatorSnapshot(
-        symbol=history.symbol,
-        as_of=prices.index[-1].date(),
-        price=round(float(prices.iloc[-1]), 4),
-        sma={w: _last(sma(prices, w)) for w in sma_windows},
-        ema={s: _last(ema(prices, s)) for s in ema_spans},
-        rsi_14=_last(rsi(prices)),
-        macd=_last(line),
-        macd_signal=_last(sig),
-        macd_histogram=_last(hist),
-        bollinger_lower=_last(low),
-        bollinger_middle=_last(mid),
-        bollinger_upper=_last(up),
-        signals=[],
-        provenance=history.provenance,
-    )
-    snap.signals = _signals(snap)
-    return snap
-
-
-def _signals(s: IndicatorSnapshot) -> list[str]:
-    out = []
-    if s.rsi_14 is not None:
-        if s.rsi_14 >= 70:
-            out.append("RSI >= 70: overbought")
-        elif s.rsi_14 <= 30:
-            out.append("RSI <= 30: oversold")
-    if s.macd_histogram is not None:
-        out.append(
-            "MACD above signal (bullish)" if s.macd_histogram > 0 else "MACD below signal (bearish)"
-        )
-    sma_values = [v for v in s.sma.values() if v is not None]
-    if len(sma_values) >= 2:
-        fast, slow = sma_values[0], sma_values[-1]
-        out.append(
-            "short SMA above long SMA (uptrend)"
-            if fast > slow
-            else "short SMA below long SMA (downtrend)"
-        )
-    if s.bollinger_upper is not None and s.price > s.bollinger_upper:
-        out.append("price above upper Bollinger band")
-    if s.bollinger_lower is not None and s.price < s.bollinger_lower:
-        out.append("price below lower Bollinger band")
-    return out

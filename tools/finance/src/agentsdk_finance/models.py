@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, Field
-
-PRICE_COLUMNS = ("open", "high", "low", "close", "volume")
 
 
 class Provenance(BaseModel):
@@ -46,9 +45,22 @@ class PriceHistory:
 
     @property
     def price(self) -> pd.Series:
-        """Adjusted close when present, else close."""
+        """Adjusted close when present, else close.
+
+        Raises:
+            ValueError: a price is zero, negative or not finite (providers never return
+                such bars; this guards histories built by hand), naming the dates.
+        """
         col = "adj_close" if "adj_close" in self.frame.columns else "close"
-        return self.frame[col].astype(float)
+        series = self.frame[col].astype(float)
+        bad = ~np.isfinite(series.to_numpy()) | (series.to_numpy() <= 0)
+        if bad.any():
+            days = ", ".join(f"{d.date()} ({v:g})" for d, v in series[bad].head(8).items())
+            raise ValueError(
+                f"{self.symbol}: {int(bad.sum())} bad {col} value(s): {days}; "
+                "every price must be positive and finite"
+            )
+        return series
 
     @property
     def start(self) -> date:

@@ -8,7 +8,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agentsdk_finance import charts
-from agentsdk_finance.metrics import IndicatorSnapshot, Performance
+from agentsdk_finance.indicators import IndicatorSnapshot
+from agentsdk_finance.metrics import Performance
 from agentsdk_finance.models import PriceHistory, Provenance
 from agentsdk_finance.summaries import FundamentalsView
 
@@ -77,13 +78,19 @@ def write_report(
         md.append(
             f"| {p.symbol} | {_pct(p.total_return)} | {_pct(p.cagr)} | {_pct(p.volatility)} | "
             f"{_pct(d.max_drawdown)} ({d.peak_date} → {d.trough_date}) | {_num(p.sharpe)} | "
-            f"{_num(p.sortino)} | {_num(p.beta)} | {cite.ref(p.provenance)} |"
+            f"{_num(p.sortino)} | {_num(p.beta)} | {cite.ref(p.provenance)}"
+            f"{' ' + cite.ref(p.benchmark_provenance) if p.benchmark_provenance else ''} |"
         )
     rf = perfs[0].risk_free_rate if perfs else 0.0
     bench = perfs[0].benchmark if perfs and perfs[0].benchmark else None
     md += ["", f"Sharpe and Sortino use a risk-free rate of {_pct(rf)} a year."]
-    if bench:
-        md.append(f"Beta and correlation are measured against {bench}.")
+    bench_prov = perfs[0].benchmark_provenance if perfs else None
+    if bench and bench_prov is not None:
+        counts = ", ".join(f"{p.symbol} {p.benchmark_common_dates}" for p in perfs)
+        md.append(
+            f"Beta and correlation are measured against {bench} on the dates both series "
+            f"have ({counts}). {cite.ref(bench_prov)}"
+        )
     ranked = sorted(perfs, key=lambda p: p.total_return, reverse=True)
     headline = [
         f"{p.symbol}: total return {_pct(p.total_return)}, CAGR {_pct(p.cagr)}, "

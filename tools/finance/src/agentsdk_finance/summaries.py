@@ -27,13 +27,13 @@ class PriceSummary(BaseModel):
     bars: int
     first: Bar
     last: Bar
-    high: Bar
+    high: Bar  # the highest price (adjusted close when there is one) and its day
     low: Bar
     change_pct: float
     max_drawdown_pct: float
     drawdown_peak: date
     drawdown_trough: date
-    average_volume: float | None
+    average_volume: float | None  # over the bars with a volume; None: volume unknown
     recent: list[Bar]
     yearly_close: dict[int, float]
     provenance: Provenance
@@ -47,13 +47,15 @@ def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15
         return Bar(date=ts.date(), close=round(float(prices.loc[ts]), 4))  # type: ignore[attr-defined]
 
     yearly = prices.groupby(prices.index.year).last().tail(max_years)
-    volume = history.frame["volume"].mean() if "volume" in history.frame else None
+    volume = float(history.frame["volume"].mean()) if "volume" in history.frame else None
+    known_volume = volume is not None and volume == volume  # mean skips NaN; all NaN -> NaN
     dd = max_drawdown(prices)
     change = float(prices.iloc[-1] / prices.iloc[0] - 1)
     summary = (
         f"{history.symbol} {history.start}..{history.end}: {len(prices)} bars, close "
         f"{prices.iloc[0]:.2f} -> {prices.iloc[-1]:.2f}, total return {change:.1%}, max drawdown "
         f"{dd.max_drawdown:.1%} (peak {dd.peak_date}, trough {dd.trough_date})"
+        f"{'' if known_volume else ', volume unknown'}"
     )
     return PriceSummary(
         summary=summary,
@@ -68,7 +70,7 @@ def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15
         max_drawdown_pct=round(dd.max_drawdown * 100, 2),
         drawdown_peak=dd.peak_date,
         drawdown_trough=dd.trough_date,
-        average_volume=round(float(volume), 0) if volume is not None and volume == volume else None,
+        average_volume=round(volume, 0) if volume is not None and known_volume else None,
         recent=[bar(ts) for ts in prices.index[-recent:]],
         yearly_close={int(y): round(float(v), 4) for y, v in yearly.items()},
         provenance=history.provenance,
@@ -94,13 +96,40 @@ class Comparison(BaseModel):
     summary: str
     start: date
     end: date
+    common_dates: int  # every figure uses exactly these dates
     rows: list[ComparisonRow]
     best: str
     worst: str
+    note: str = ""  # dates some symbols had and others lacked (left out)
 
 
-def compare_rows(performances: list[Performance]) -> Comparison:
-    """Rank symbols by total return over the same period."""
+def align_histories(histories: list[PriceHistory]) -> tuple[list[PriceHistory], str]:
+    """Every history cut to the dates all of them have, and a note on what was left out.
+
+    Raises:
+        ValueError: fewer than two dates in common.
+    """
+    common = histories[0].frame.index
+    for h in histories[1:]:
+        common = common.intersection(h.frame.index)
+    if len(common) < 2:
+        spans = ", ".join(f"{h.symbol} {h.start}..{h.end}" for h in histories)
+        raise ValueError(f"these series have {len(common)} date(s) in common ({spans})")
+    out, left_out = [], []
+    for h in histories:
+        extra = len(h.frame.index) - len(common)
+        if extra:
+            left_out.append(f"{h.symbol} {extra}")
+        frame = h.frame.loc[common]
+        first, last = frame.index[0].date(), frame.index[-1].date()
+        prov = h.provenance.model_copy(update={"period": f"{first}..{last}", "as_of": last})
+        out.append(PriceHistory(symbol=h.symbol, interval=h.interval, frame=frame, provenance=prov))
+    note = f"dates only some symbols have were left out: {', '.join(left_out)}" if left_out else ""
+    return out, note
+
+
+def compare_rows(performances: list[Performance], note: str = "") -> Comparison:
+    """Rank symbols by total return over the same (aligned) dates."""
     rows = [
         ComparisonRow(
             symbol=p.symbol,
@@ -122,6 +151,8 @@ def compare_rows(performances: list[Performance]) -> Comparison:
         summary=f"Total return {start}..{end}, best first: {ranking}",
         start=start,
         end=end,
+        common_dates=performances[0].bars,
+        note=note,
         rows=ranked,
         best=ranked[0].symbol,
         worst=ranked[-1].symbol,

@@ -10,9 +10,10 @@ from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
 from agentsdk_finance import charts
 from agentsdk_finance.cache import CachedMarketData, PriceCache
 from agentsdk_finance.errors import MarketDataError
-from agentsdk_finance.metrics import IndicatorSnapshot, Performance, indicator_snapshot, performance
+from agentsdk_finance.indicators import IndicatorSnapshot, indicator_snapshot
+from agentsdk_finance.metrics import Performance, performance
 from agentsdk_finance.models import PriceHistory
-from agentsdk_finance.providers.base import MarketData, parse_day
+from agentsdk_finance.providers.base import MarketData, listing, parse_day
 from agentsdk_finance.providers.sample import SampleDataProvider
 from agentsdk_finance.providers.yahoo import YFinanceProvider
 from agentsdk_finance.report import ReportResult, write_report
@@ -20,6 +21,7 @@ from agentsdk_finance.summaries import (
     Comparison,
     FundamentalsView,
     PriceSummary,
+    align_histories,
     compare_rows,
     summarise_prices,
     view_fundamentals,
@@ -31,15 +33,14 @@ _HINTS = {
     "invalid_params": "Fix the argument and call again.",
     "rate_limited": "The data source is rate limiting; wait and try again.",
     "network": "The data source is unreachable; try again later.",
+    "bad_data": "The data itself is faulty: tell the user which rows, do not guess numbers.",
 }
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9.^_-]+")
 
 
 def _day(value: str, what: str, *, is_end: bool) -> date | None:
-    """'' -> None, '2013' -> Jan 1 / Dec 31, 'YYYY-MM-DD' -> that day."""
-    text = (value or "").strip()
-    if re.fullmatch(r"\d{4}", text):
-        return date(int(text), 12, 31) if is_end else date(int(text), 1, 1)
-    return parse_day(text, what)
+    """'' -> None, '2013' -> Jan 1 / Dec 31, '2013-06' -> its first/last day, 'YYYY-MM-DD'."""
+    return parse_day(value or "", what, is_end=is_end)
 
 
 def _symbols(text: str) -> list[str]:
@@ -56,7 +57,9 @@ class FinanceToolkit(Toolkit):
         provider: where data comes from; default: the offline ``SampleDataProvider``.
         cache: a ``PriceCache``; True for the default one in the user cache dir, False
             for none; None (default) caches live providers (yfinance) only.
-        output_dir: where ``research_report`` writes when the call has no ToolContext.
+        output_dir: where ``research_report`` (and ``chart``) write. None (default):
+            the run's artifacts folder (``ctx.artifacts.dir``, the task's workdir in
+            evals), or ``./finance-reports`` when a tool is called without a run.
         prefix: optional tool-name prefix.
     """
 
@@ -77,7 +80,16 @@ class FinanceToolkit(Toolkit):
         if cache is True:
             cache = PriceCache()
         self.provider: MarketData = CachedMarketData(base, cache) if cache else base
-        self.output_dir = Path(output_dir) if output_dir else Path("finance-reports")
+        self.output_dir: Path | None = Path(output_dir) if output_dir else None
+
+    async def reset(self) -> None:
+        """Nothing to reset: the toolkit keeps no world state between calls (files a run
+        wrote live in that run's artifacts folder; the price cache is keyed by content)."""
+
+    def _out_dir(self, ctx: ToolContext | None) -> Path:
+        if self.output_dir is not None:
+            return self.output_dir
+        return ctx.artifacts.dir if ctx is not None else Path("finance-reports")
 
     # -- data access -------------------------------------------------------------
 
@@ -96,8 +108,21 @@ class FinanceToolkit(Toolkit):
         known = ""
         if err.kind == "invalid_symbol" and "available" not in err.reason:
             names = self.provider.symbols()
-            known = f" Available: {', '.join(names)}." if names else ""
+            known = f" Available: {listing(names)}." if names else ""
         return ToolError(f"{err.kind}: {err.reason}. {_HINTS[err.kind]}{known}")
+
+    def _figures(
+        self, history: PriceHistory, bench: PriceHistory | None, risk_free_rate: float
+    ) -> Performance:
+        try:
+            return performance(history, risk_free=risk_free_rate, benchmark=bench)
+        except ValueError as exc:
+            hint = (
+                "Pick a benchmark that covers the same dates, or leave benchmark empty."
+                if bench is not None and "common" in str(exc)
+                else "Use a longer range."
+            )
+            raise ToolError(f"no_data: {exc}. {hint}") from exc
 
     def _performance(
         self, symbol: str, start: str, end: str, benchmark: str, risk_free_rate: float
@@ -106,10 +131,7 @@ class FinanceToolkit(Toolkit):
             raise ToolError("risk_free_rate is an annual fraction, e.g. 0.02 for 2%.")
         history = self._history(symbol, start, end)
         bench = self._history(benchmark, start, end) if benchmark.strip() else None
-        try:
-            return performance(history, risk_free=risk_free_rate, benchmark=bench)
-        except ValueError as exc:
-            raise ToolError(f"no_data: {exc}. Use a longer range.") from exc
+        return self._figures(history, bench, risk_free_rate)
 
     # -- tools ---------------------------------------------------------------------
 
@@ -170,18 +192,15 @@ class FinanceToolkit(Toolkit):
             start: first day YYYY-MM-DD or a year; empty for all data.
             end: last day YYYY-MM-DD or a year; empty for all data.
         """
-        histories = self._common(_symbols(symbols), start, end)
-        return compare_rows([performance(h) for h in histories])
+        histories, note = self._common(_symbols(symbols), start, end)
+        return compare_rows([self._figures(h, None, 0.0) for h in histories], note)
 
-    def _common(self, names: list[str], start: str, end: str) -> list[PriceHistory]:
-        histories = [self._history(s, start, end) for s in names]
-        lo = max(h.start for h in histories)
-        hi = min(h.end for h in histories)
-        if lo >= hi:
-            raise ToolError(
-                "no_data: these tickers have no dates in common. Compare fewer tickers."
-            )
-        return [self._history(s, lo.isoformat(), hi.isoformat()) for s in names]
+    def _common(self, names: list[str], start: str, end: str) -> tuple[list[PriceHistory], str]:
+        """The histories on the dates all of them have (prices aligned, not just the span)."""
+        try:
+            return align_histories([self._history(s, start, end) for s in names])
+        except ValueError as exc:
+            raise ToolError(f"no_data: {exc}. Compare tickers whose dates overlap.") from exc
 
     @tool
     def fundamentals(self, symbol: str) -> FundamentalsView:
@@ -213,14 +232,19 @@ class FinanceToolkit(Toolkit):
             png = charts.price_chart(history)
             caption = f"{names[0]} price with SMA 50/200 and drawdown. Source: {history.provenance.cite()}"
         else:
-            histories = self._common(names, start, end)
+            histories, _ = self._common(names, start, end)
             png = charts.comparison_chart(histories)
             cites = "; ".join(h.provenance.cite() for h in histories)
             caption = f"{', '.join(names)} rebased to 100. Sources: {cites}"
         image = Image(data=png, media_type="image/png")
-        if ctx is not None:
-            saved = ctx.artifacts.save_bytes(f"chart-{'-'.join(names).lower()}.png", png)
+        filename = f"chart-{_safe_name(names)}.png"
+        if self.output_dir is not None:
+            self.output_dir.mkdir(parents=True, exist_ok=True)
+            saved = self.output_dir / filename
+            saved.write_bytes(png)
             caption += f" Saved: {saved}"
+        elif ctx is not None:
+            caption += f" Saved: {ctx.artifacts.save_bytes(filename, png)}"
         return [caption, image]
 
     @tool
@@ -243,15 +267,15 @@ class FinanceToolkit(Toolkit):
             risk_free_rate: annual risk-free rate as a fraction, e.g. 0.02.
         """
         names = _symbols(symbols)
-        histories = (
-            self._common(names, start, end)
-            if len(names) > 1
-            else [self._history(names[0], start, end)]
-        )
+        if not -0.5 < risk_free_rate < 1:
+            raise ToolError("risk_free_rate is an annual fraction, e.g. 0.02 for 2%.")
+        if len(names) > 1:
+            histories, _ = self._common(names, start, end)
+        else:
+            histories = [self._history(names[0], start, end)]
         first, last = histories[0].start.isoformat(), histories[0].end.isoformat()
-        perfs = [
-            self._performance(h.symbol, first, last, benchmark, risk_free_rate) for h in histories
-        ]
+        bench = self._history(benchmark, first, last) if benchmark.strip() else None
+        perfs = [self._figures(h, bench, risk_free_rate) for h in histories]
         snaps = [indicator_snapshot(h) for h in histories if len(h.frame) >= 30]
         funds: list[FundamentalsView] = []
         for name in names:
@@ -259,6 +283,11 @@ class FinanceToolkit(Toolkit):
                 funds.append(view_fundamentals(self.provider.fundamentals(name)))
             except MarketDataError:
                 continue  # fundamentals are optional in a report
-        root = ctx.artifacts.dir if ctx is not None else self.output_dir
-        folder = root / f"finance-report-{'-'.join(names).lower()}"  # one folder per question
+        folder = self._out_dir(ctx) / f"finance-report-{_safe_name(names)}"  # one per question
         return write_report(folder, histories, perfs, snaps, funds)
+
+
+def _safe_name(names: list[str]) -> str:
+    """Tickers as a file-name part: nothing that could leave the output folder."""
+    joined = "-".join(names).lower()
+    return _UNSAFE_NAME.sub("_", joined).strip("._") or "symbols"

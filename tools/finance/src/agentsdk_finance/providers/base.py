@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import date
+import calendar
+import hashlib
+import os
+import re
+import threading
+from datetime import date, datetime
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+import numpy as np
 import pandas as pd
 
+from agentsdk_finance.bars import CleanBars
 from agentsdk_finance.errors import MarketDataError
-from agentsdk_finance.models import PRICE_COLUMNS, Fundamentals, PriceHistory, Provenance
+from agentsdk_finance.models import Fundamentals, PriceHistory, Provenance
 
-# Intervals a daily source can serve by resampling: pandas rule for each.
+# Intervals a daily source can serve by resampling: pandas rule for each. Every bar is
+# then labelled with the last real trading day inside it, never the rule's bin edge.
 DAILY_RESAMPLE_RULES = {"1d": None, "1wk": "W-FRI", "1mo": "ME"}
 
 
@@ -39,20 +48,88 @@ class MarketData(Protocol):
         """Symbols this provider knows offline (empty when it cannot list them)."""
         ...
 
+    def cache_identity(self, symbol: str, kind: str = "history") -> str:
+        """Everything the data for ``symbol`` depends on, as text: the source's identity
+        and content (e.g. the file's path and content hash) and the provider's settings.
+        ``kind`` is ``"history"`` or ``"fundamentals"``.
 
-def parse_day(value: str | date | None, what: str) -> date | None:
-    """Parse 'YYYY-MM-DD' (or a date) into a date; bad text is an invalid_params error."""
-    if value is None or value == "":
+        ``CachedMarketData`` keys entries by it, so two sources holding the same symbol
+        never share an entry and an edited file is read again.
+        """
+        ...
+
+
+_DIGESTS: dict[tuple[str, int, int, int, int], str] = {}
+_DIGEST_LOCK = threading.Lock()
+
+
+def file_identity(path: Path) -> str:
+    """``<resolved path>|<size>|sha256:<first 16 hex>`` of a file's current content.
+
+    The hash is recomputed whenever the file's inode, size, mtime or ctime changes (any
+    write changes ctime, even one that restores the mtime), so repeated calls cost a stat.
+    """
+    resolved = path.resolve()
+    try:
+        st = os.stat(resolved)
+    except OSError as exc:
+        raise MarketDataError("no_data", f"cannot read {path}: {exc.strerror}") from exc
+    stamp = (str(resolved), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _DIGEST_LOCK:
+        known = _DIGESTS.get(stamp)
+    if known is None:
+        digest = hashlib.sha256()
+        with resolved.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        known = digest.hexdigest()[:16]
+        with _DIGEST_LOCK:
+            _DIGESTS[stamp] = known
+    return f"{resolved}|{st.st_size}|sha256:{known}"
+
+
+def listing(names: list[str], limit: int = 20) -> str:
+    """Names for a message: at most ``limit``, then how many more (folders can hold 5,000)."""
+    shown = ", ".join(names[:limit]) or "none"
+    return shown + (f", and {len(names) - limit} more" if len(names) > limit else "")
+
+
+_ISO_DAY = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ][0-9:.]+)?")
+_YEAR_MONTH = re.compile(r"(\d{4})-(\d{1,2})")
+_YEAR = re.compile(r"\d{4}")
+
+
+def parse_day(value: str | date | None, what: str, *, is_end: bool = False) -> date | None:
+    """Parse a day: ``YYYY-MM-DD``, ``YYYY-MM`` or ``YYYY`` (a month or year means its
+    first day as a start and its last day as an end); empty means None.
+
+    Anything else (``today``, ``3/4/05``, ``2013-13-01``) is an ``invalid_params`` error:
+    a guessed date would silently change the numbers.
+    """
+    if value is None:
         return None
+    if isinstance(value, datetime):
+        return value.date()
     if isinstance(value, date):
         return value
+    text = str(value).strip()
+    if not text:
+        return None
     try:
-        parsed: date = pd.Timestamp(value).date()
-        return parsed
-    except (ValueError, TypeError):
-        raise MarketDataError(
-            "invalid_params", f"{what} {value!r} is not a date; use YYYY-MM-DD"
-        ) from None
+        if m := _ISO_DAY.fullmatch(text):
+            return date(int(m[1]), int(m[2]), int(m[3]))
+        if m := _YEAR_MONTH.fullmatch(text):
+            year, month = int(m[1]), int(m[2])
+            if not is_end:
+                return date(year, month, 1)
+            return date(year, month, calendar.monthrange(year, month)[1])
+        if _YEAR.fullmatch(text):
+            return date(int(text), 12, 31) if is_end else date(int(text), 1, 1)
+    except ValueError:
+        pass  # e.g. month 13: same message as any other unreadable date
+    raise MarketDataError(
+        "invalid_params", f"{what} {text!r} is not a date; use YYYY-MM-DD, YYYY-MM or YYYY"
+    )
 
 
 def check_request(
@@ -83,7 +160,7 @@ def check_request(
 
 
 def slice_daily(
-    frame: pd.DataFrame,
+    bars: CleanBars,
     *,
     provider: str,
     symbol: str,
@@ -92,8 +169,13 @@ def slice_daily(
     interval: str,
     provenance: Provenance,
 ) -> PriceHistory:
-    """Cut a daily frame to [start, end], resample to ``interval``; empty is a no_data error."""
+    """Cut clean daily bars to [start, end], resample to ``interval``; empty is no_data.
+
+    The provenance gets the period actually served and a note on any rows that were
+    dropped or merged inside it.
+    """
     check_request(provider, symbol, start, end, interval, tuple(DAILY_RESAMPLE_RULES))
+    frame = bars.frame
     lo = pd.Timestamp(start) if start else frame.index.min()
     hi = pd.Timestamp(end) if end else frame.index.max()
     part = frame.loc[(frame.index >= lo) & (frame.index <= hi)]
@@ -107,41 +189,33 @@ def slice_daily(
         )
     rule = DAILY_RESAMPLE_RULES[interval]
     if rule:
-        agg = {"open": "first", "high": "max", "low": "min", "close": "last", "volume": "sum"}
-        if "adj_close" in part.columns:
-            agg["adj_close"] = "last"
-        part = part.resample(rule).agg(agg).dropna(subset=["close"])
+        part = resample_bars(part, rule)
     first_day, last_day = part.index[0].date(), part.index[-1].date()
-    prov = provenance.model_copy(update={"period": f"{first_day}..{last_day}", "as_of": last_day})
+    notes = [n for n in (provenance.note, bars.notes_between(first_day, last_day)) if n]
+    prov = provenance.model_copy(
+        update={"period": f"{first_day}..{last_day}", "as_of": last_day, "note": "; ".join(notes)}
+    )
     return PriceHistory(symbol=symbol, interval=interval, frame=part, provenance=prov)
 
 
-def normalise_ohlcv(raw: pd.DataFrame) -> pd.DataFrame:
-    """Lower-case/rename common OHLCV headers, index by date, sort, drop bad rows."""
-    renames = {
-        "adj close": "adj_close",
-        "adjclose": "adj_close",
-        "adj_close": "adj_close",
-        "adjusted_close": "adj_close",
-        "timestamp": "date",
-        "datetime": "date",
+def resample_bars(daily: pd.DataFrame, rule: str) -> pd.DataFrame:
+    """Weekly/monthly bars from daily ones, each labelled with its last real day.
+
+    Volume is the sum when every day in the bar has one, else unknown (NaN).
+    """
+    frame = daily.assign(_day=daily.index, _vol_missing=daily["volume"].isna())
+    agg: dict[str, str] = {
+        "open": "first",
+        "high": "max",
+        "low": "min",
+        "close": "last",
+        "volume": "sum",
+        "_day": "last",
+        "_vol_missing": "any",
     }
-    frame = raw.rename(
-        columns=lambda c: renames.get(str(c).strip().lower(), str(c).strip().lower())
-    )
-    if "date" not in frame.columns:
-        raise ValueError("no 'date' column")
-    missing = [c for c in ("close",) if c not in frame.columns]
-    if missing:
-        raise ValueError(f"missing column(s): {', '.join(missing)}")
-    frame["date"] = pd.to_datetime(frame["date"], utc=False).dt.tz_localize(None).dt.normalize()
-    frame = frame.set_index("date").sort_index()
-    frame = frame[~frame.index.duplicated(keep="last")]
-    for col in ("open", "high", "low"):
-        if col not in frame.columns:
-            frame[col] = frame["close"]
-    if "volume" not in frame.columns:
-        frame["volume"] = 0
-    keep = [*PRICE_COLUMNS, *(["adj_close"] if "adj_close" in frame.columns else [])]
-    frame = frame[keep].apply(pd.to_numeric, errors="coerce").dropna(subset=["close"])
-    return frame
+    if "adj_close" in frame.columns:
+        agg["adj_close"] = "last"
+    out = frame.resample(rule).agg(agg).dropna(subset=["close"])  # empty bins (holidays)
+    out.loc[out["_vol_missing"].astype(bool), "volume"] = np.nan
+    out.index = pd.DatetimeIndex(out["_day"], name="date")
+    return out.drop(columns=["_day", "_vol_missing"])

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import pandas as pd
 
+from agentsdk_finance.bars import BadBars, CleanBars, clean_bars
 from agentsdk_finance.errors import MarketDataError
 from agentsdk_finance.models import Fundamentals, PriceHistory, Provenance
 from agentsdk_finance.providers.base import (
     DAILY_RESAMPLE_RULES,
     check_request,
-    normalise_ohlcv,
+    file_identity,
+    listing,
     slice_daily,
 )
 from agentsdk_finance.sampledata import (
@@ -38,15 +41,20 @@ class SampleDataProvider:
     Args:
         files: extracted sdist files; default: whatever ``ensure_sample_data`` put in
             the user cache (nothing is downloaded here).
+        bad_bars: ``"error"`` or ``"drop"``, as for ``CsvProvider`` (the shipped files
+            have no bad bars; it matters if a cached file is damaged).
     """
 
     name = "sample"
     intervals: tuple[str, ...] = tuple(DAILY_RESAMPLE_RULES)
 
-    def __init__(self, files: SampleDataFiles | None = None) -> None:
+    def __init__(
+        self, files: SampleDataFiles | None = None, *, bad_bars: BadBars = "error"
+    ) -> None:
         self._files = files if files is not None else cached_sample_files()
-        self._bokeh: dict[str, pd.DataFrame] | None = None
-        self._long: dict[str, pd.DataFrame] = {}
+        self.bad_bars: BadBars = bad_bars
+        self._bokeh: dict[str, CleanBars] | None = None
+        self._long: dict[str, CleanBars] = {}
 
     @classmethod
     def bokeh_only(cls) -> SampleDataProvider:
@@ -55,22 +63,40 @@ class SampleDataProvider:
         provider._files = None
         return provider
 
-    def _bokeh_frames(self) -> dict[str, pd.DataFrame]:
+    def _clean(self, raw: pd.DataFrame, sym: str, where: str) -> CleanBars:
+        return clean_bars(raw, symbol=sym, provider=self.name, where=where, bad_bars=self.bad_bars)
+
+    def _bokeh_frames(self) -> dict[str, CleanBars]:
         if self._bokeh is None:
-            raw = pd.read_csv(bokeh_stocks_path())
+            path = bokeh_stocks_path()
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False)
             self._bokeh = {
-                str(sym): normalise_ohlcv(part.drop(columns=["Ticker"]))
+                str(sym): self._clean(part.drop(columns=["Ticker"]), str(sym), path.name)
                 for sym, part in raw.groupby("Ticker")
             }
         return self._bokeh
 
-    def _long_frame(self, sym: str) -> pd.DataFrame | None:
-        if self._files is None:
+    def _long_path(self, sym: str) -> Path | None:
+        if self._files is None or sym not in ("MSFT", "SPX"):
+            return None
+        return {"MSFT": self._files.msft_long, "SPX": self._files.spx}[sym]
+
+    def _long_frame(self, sym: str) -> CleanBars | None:
+        path = self._long_path(sym)
+        if path is None:
             return None
         if sym not in self._long:
-            path = {"MSFT": self._files.msft_long, "SPX": self._files.spx}[sym]
-            self._long[sym] = normalise_ohlcv(pd.read_csv(path))
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+            self._long[sym] = self._clean(raw, sym, path.name)
         return self._long[sym]
+
+    def cache_identity(self, symbol: str, kind: str = "history") -> str:
+        """The file that serves ``symbol`` (path and content hash) and ``bad_bars``."""
+        sym = _ALIASES.get(symbol.strip().upper(), symbol.strip().upper())
+        path = self._long_path(sym) or bokeh_stocks_path()
+        if kind == "fundamentals" and self._files is not None:
+            path = self._files.aapl_xbrl_10q
+        return f"sample|{file_identity(path)}|bad_bars={self.bad_bars}"
 
     def symbols(self) -> list[str]:
         """Symbols available right now."""
@@ -85,7 +111,7 @@ class SampleDataProvider:
         """Bars for ``symbol`` in [start, end]; see ``MarketData.history``."""
         check_request(self.name, symbol, start, end, interval, self.intervals)
         sym = _ALIASES.get(symbol.strip().upper(), symbol.strip().upper())
-        long = self._long_frame(sym) if sym in ("MSFT", "SPX") else None
+        long = self._long_frame(sym)
         if long is not None:
             currency = "USD (index points)" if sym == "SPX" else "USD"
             prov = Provenance(
@@ -96,9 +122,9 @@ class SampleDataProvider:
                 adjusted=True,
                 note="split-adjusted as supplied by the source",
             )
-            frame = long
+            bars = long
         elif sym in self._bokeh_frames():
-            frame = self._bokeh_frames()[sym]
+            bars = self._bokeh_frames()[sym]
             prov = Provenance(
                 source=_BOKEH,
                 symbol=sym,
@@ -109,12 +135,12 @@ class SampleDataProvider:
         else:
             raise MarketDataError(
                 "invalid_symbol",
-                f"not in the offline sample data; available: {', '.join(self.symbols())}",
+                f"not in the offline sample data; available: {listing(self.symbols())}",
                 symbol=sym,
                 provider=self.name,
             )
         return slice_daily(
-            frame,
+            bars,
             provider=self.name,
             symbol=sym,
             start=start,

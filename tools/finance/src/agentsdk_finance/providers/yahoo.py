@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from agentsdk_finance.bars import BadBars, clean_bars
 from agentsdk_finance.errors import FailureKind, MarketDataError
 from agentsdk_finance.fundamentals import fundamentals_from_yfinance_frames
 from agentsdk_finance.models import Fundamentals, PriceHistory, Provenance
@@ -189,6 +190,9 @@ class YFinanceProvider:
         backoff: first retry delay in seconds, doubled each retry.
         sleep: how to wait between retries (injectable for tests).
         yf_cache_dir: where yfinance keeps its timezone/cookie cache (not ~/.cache).
+        bad_bars: ``"error"`` (default): rows Yahoo sends with a missing, zero, negative
+            or non-finite close are a ``bad_data`` error naming their dates; ``"drop"``:
+            skip them and list them in the provenance note.
     """
 
     name = "yfinance"
@@ -203,7 +207,11 @@ class YFinanceProvider:
         backoff: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
         yf_cache_dir: str | Path | None = None,
+        bad_bars: BadBars = "error",
     ) -> None:
+        if bad_bars not in ("error", "drop"):
+            raise ValueError(f"bad_bars must be 'error' or 'drop', not {bad_bars!r}")
+        self.bad_bars: BadBars = bad_bars
         import yfinance as yf
 
         self._yf = yf
@@ -220,6 +228,10 @@ class YFinanceProvider:
     def symbols(self) -> list[str]:
         """Yahoo has no offline list."""
         return []
+
+    def cache_identity(self, symbol: str, kind: str = "history") -> str:
+        """Yahoo's chart API as this provider asks it (unadjusted OHLC + adj close)."""
+        return f"yfinance|auto_adjust=False|actions=False|bad_bars={self.bad_bars}"
 
     def _with_retries(self, symbol: str, fetch: Callable[[], T]) -> T:
         for attempt in range(self.max_retries + 1):
@@ -265,13 +277,19 @@ class YFinanceProvider:
                 kind, reason = classify_failure(sym, seen)
                 raise MarketDataError(kind, reason, symbol=sym, provider=self.name)
             meta = ticker.history_metadata or {}
-        frame = raw.rename(columns=lambda c: str(c).strip().lower().replace(" ", "_"))
-        frame.index = pd.DatetimeIndex(frame.index).tz_localize(None)
-        if interval in ("1d", "5d", "1wk", "1mo", "3mo"):
-            frame.index = frame.index.normalize()
-        frame.index.name = "date"
-        keep = [c for c in ("open", "high", "low", "close", "volume", "adj_close") if c in frame]
-        frame = frame[keep].dropna(subset=["close"])
+        rows = raw.rename_axis("date").reset_index()
+        daily = interval in ("1d", "5d", "1wk", "1mo", "3mo")
+        bars = clean_bars(
+            rows[[c for c in rows.columns if str(c).lower() not in ("dividends", "stock splits")]],
+            symbol=sym,
+            provider=self.name,
+            where=f"Yahoo's {interval} chart for {sym}",
+            bad_bars=self.bad_bars,
+            duplicates="last",  # Yahoo repeats the live bar; the last one is the newest
+            first_line=None,
+            keep_time=not daily,
+        )
+        frame = bars.frame
         first, last = frame.index[0].date(), frame.index[-1].date()
         prov = Provenance(
             source="Yahoo Finance chart API via yfinance",
@@ -280,7 +298,14 @@ class YFinanceProvider:
             as_of=last,
             currency=str(meta.get("currency") or "USD"),
             adjusted="adj_close" in frame.columns,
-            note="returns use adj_close; OHLC unadjusted" if "adj_close" in frame else "",
+            note="; ".join(
+                n
+                for n in (
+                    "returns use adj_close; OHLC unadjusted" if "adj_close" in frame else "",
+                    bars.notes_between(first, last),
+                )
+                if n
+            ),
         )
         return PriceHistory(symbol=sym, interval=interval, frame=frame, provenance=prov)
 
