@@ -32,6 +32,7 @@ namespace AgentSdk.Unity.Bridge.TestHost
                 MaxFrameBytes = long.Parse(Arg(argv, "--max-frame-bytes", BridgeProtocol.DefaultMaxFrameBytes.ToString())),
                 ServerName = "agentsdk-unity-test-host",
                 HandshakeTimeoutMs = int.Parse(Arg(argv, "--handshake-timeout-ms", "5000")),
+                MaxConnections = int.Parse(Arg(argv, "--max-connections", "32")),
             };
             _registry = new CommandRegistry();
             RegisterTestCommands(_registry);
@@ -50,6 +51,7 @@ namespace AgentSdk.Unity.Bridge.TestHost
         private static void StartServer()
         {
             var journal = new ResultJournal(_files.JournalDirectory);
+            journal.WriteFailed += (id, e) => Console.Error.WriteLine("journal: " + id + " not on disk: " + e.Message);
             _server = new BridgeServer(_options, _registry, journal, State);
             _server.Log += message => Console.Error.WriteLine("bridge: " + message);
             _server.ResponseJournaled += OnJournaled;
@@ -99,6 +101,20 @@ namespace AgentSdk.Unity.Bridge.TestHost
                 Count("fail");
                 throw new BridgeException(args.GetString("code"), args.GetString("message", "requested failure"), args.GetBool("retryable", false));
             });
+            // Builds a string from UTF-16 code units, unpaired surrogates included (editor data can hold them).
+            registry.AddSync("text", args =>
+            {
+                Count("text");
+                var units = (List<object>)args.GetValue("units");
+                return new Dictionary<string, object> { { "text", new string(units.Select(u => (char)(long)u).ToArray()) } };
+            });
+            // The IEEE bits of the doubles the bridge parsed, so a test can check the parse itself.
+            registry.AddSync("host.bits", args =>
+            {
+                var values = (List<object>)args.GetValue("values");
+                var result = values.Select(v => (object)BitConverter.DoubleToInt64Bits(v is long l ? l : (double)v)).ToList();
+                return new Dictionary<string, object> { { "bits", result } };
+            }, requiresIdleEditor: false);
             registry.AddSync("crash", args => { throw new InvalidOperationException("handler bug"); });
             registry.AddSync("host.counts", args =>
             {

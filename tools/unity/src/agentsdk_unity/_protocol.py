@@ -7,7 +7,7 @@ import struct
 from typing import Literal
 
 import anyio.abc
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 PROTOCOL_VERSION = 1
 HEADER = struct.Struct(">Q")
@@ -71,10 +71,39 @@ def encode_frame(payload: bytes) -> bytes:
     return HEADER.pack(len(payload)) + payload
 
 
+class UnsendableRequestError(ValueError):
+    """The arguments cannot be written as JSON (NaN, Infinity, or a value JSON has no type for)."""
+
+
 def encode_request(request_id: str, command: str, args: dict[str, JsonValue]) -> bytes:
-    """A request frame."""
-    body = json.dumps({"id": request_id, "command": command, "args": args}, separators=(",", ":"))
-    return encode_frame(body.encode())
+    """A request frame; raises UnsendableRequestError for arguments that are not JSON."""
+    try:
+        # ASCII with \u escapes: a lone surrogate stays sendable, and the bridge refuses it by name.
+        body = json.dumps(
+            {"id": request_id, "command": command, "args": args},
+            separators=(",", ":"),
+            allow_nan=False,
+        )
+    except ValueError as exc:
+        raise UnsendableRequestError(
+            f"NaN and Infinity have no JSON form ({exc}); send finite numbers"
+        ) from None
+    except TypeError as exc:
+        raise UnsendableRequestError(f"not a JSON value: {exc}") from None
+    return encode_frame(body.encode("ascii"))
+
+
+def decode_response(payload: bytes) -> BridgeResponse:
+    """A response frame. Text the editor holds with half a surrogate pair arrives as a \\u escape:
+    pydantic's parser refuses those, Python's json keeps them, so the slow path takes over then."""
+    try:
+        return BridgeResponse.model_validate_json(payload)
+    except ValidationError as fast_error:
+        try:
+            document = json.loads(payload)
+        except ValueError:
+            raise fast_error from None
+        return BridgeResponse.model_validate(document)
 
 
 class FrameTooLargeError(Exception):

@@ -16,11 +16,19 @@ from ._protocol import (
     FrameTooLargeError,
     HandshakeRefusal,
     JournalEntry,
+    UnsendableRequestError,
     Welcome,
+    decode_response,
     encode_request,
     hello_line,
 )
-from .errors import BridgeAuthError, BridgeConnectionLost, BridgeUnavailableError, UnityBridgeError
+from .errors import (
+    BridgeAuthError,
+    BridgeConnectionLost,
+    BridgeTooManyConnectionsError,
+    BridgeUnavailableError,
+    UnityBridgeError,
+)
 from .settings import BridgeSettings
 
 _STREAM_ERRORS = (
@@ -78,7 +86,7 @@ class _Connection:
     async def _read_one(self) -> None:
         try:
             payload = await self.reader.read_frame()
-            response = BridgeResponse.model_validate_json(payload)
+            response = decode_response(payload)
         except _STREAM_ERRORS as exc:
             self.broken = True
             raise BridgeConnectionLost from exc
@@ -164,7 +172,10 @@ class UnityBridge:
         when no answer came in time (the editor may still finish the command).
         """
         request_id = uuid.uuid4().hex
-        frame = encode_request(request_id, command, args or {})
+        try:
+            frame = encode_request(request_id, command, args or {})
+        except UnsendableRequestError as exc:
+            raise UnityBridgeError("invalid_args", f"'{command}': {exc}") from None
         limit = self._welcome.max_frame_bytes if self._welcome else self.settings.max_frame_bytes
         if len(frame) - 8 > limit:
             raise UnityBridgeError(
@@ -257,14 +268,24 @@ class UnityBridge:
             before = settings.read_status()
             try:
                 return await self._handshake(port, token)
-            except (OSError, TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError) as exc:
-                reason = _reason(exc)
+            except (
+                _HelloUnanswered,
+                OSError,
+                TimeoutError,
+                anyio.EndOfStream,
+                anyio.BrokenResourceError,
+            ) as exc:
+                unanswered = isinstance(exc, _HelloUnanswered)
+                reason = str(exc) if unanswered else _reason(exc)
                 now = anyio.current_time()
                 status = settings.read_status()
                 busy_now = status is not None and status.busy
                 changed = status != before
                 if busy_now or changed or (before is not None and before.busy):
                     wait_until = min(deadline, started + settings.busy_timeout)
+                elif unanswered:
+                    # Something is listening: a bridge shedding idle sockets, or one shutting down.
+                    wait_until = min(deadline, started + settings.connect_timeout)
                 elif status is None and had_session:
                     wait_until = min(deadline, started + settings.reconnect_timeout)
                 else:
@@ -275,6 +296,13 @@ class UnityBridge:
                     await anyio.sleep(delay)
                     continue
                 state = f" The editor's last status was '{status.state}'." if status else ""
+                if unanswered:
+                    raise UnityBridgeError(
+                        "handshake_failed",
+                        f"Something on 127.0.0.1:{port} accepted the connection but {reason}.{state} "
+                        "If it is the Unity bridge, see the editor console for '[agentsdk bridge]' "
+                        "messages; otherwise point AGENTSDK_UNITY_PORT at the editor's port.",
+                    ) from None
                 raise BridgeUnavailableError(
                     f"No Unity editor is listening on 127.0.0.1:{port} ({reason}).{state} Open the "
                     "project in the Unity Editor with the com.agentsdk.unity-bridge package installed "
@@ -296,9 +324,13 @@ class UnityBridge:
             with anyio.fail_after(timeout):
                 await stream.send(hello_line(token, self.client_name))
                 line = await reader.read_line()
-        except BaseException:
+        except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
+            if isinstance(exc, TimeoutError):
+                raise _HelloUnanswered(f"did not answer the hello within {timeout:g} s") from None
+            if isinstance(exc, (anyio.EndOfStream, anyio.BrokenResourceError, OSError)):
+                raise _HelloUnanswered("closed it before answering the hello") from None
             raise
         try:
             welcome = Welcome.model_validate_json(line)
@@ -310,9 +342,15 @@ class UnityBridge:
                 raise UnityBridgeError(
                     "protocol_error", f"not an agentsdk bridge on port {port}"
                 ) from None
+            if refusal.error.code == "too_many_connections":
+                raise BridgeTooManyConnectionsError(refusal.error.message) from None
             raise BridgeAuthError(refusal.error.code, refusal.error.message) from None
         reader.max_frame_bytes = self.settings.max_frame_bytes
         return _Connection(stream, reader, welcome)
+
+
+class _HelloUnanswered(Exception):
+    """The TCP connection was accepted but no hello answer came (internal)."""
 
 
 def _reason(exc: BaseException) -> str:

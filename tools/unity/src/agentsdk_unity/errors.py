@@ -26,3 +26,10 @@ class BridgeAuthError(UnityBridgeError):
 
 class BridgeConnectionLost(Exception):
     """The connection dropped; the client reconnects and asks the journal (internal)."""
+
+
+class BridgeTooManyConnectionsError(UnityBridgeError):
+    """The editor is listening but already serves as many clients as it allows."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("too_many_connections", message, retryable=True)

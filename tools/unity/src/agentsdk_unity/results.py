@@ -7,6 +7,28 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue
 
 
+def whole_characters(value: JsonValue) -> JsonValue:
+    """The value with every unpaired UTF-16 surrogate replaced by U+FFFD.
+
+    Editor text can hold half a surrogate pair (a name a script set, a log line cut mid-emoji);
+    the bridge sends it escaped and the client keeps it, but UTF-8 (and so a tool result, a trace
+    or a model request) cannot carry it.
+    """
+    if isinstance(value, str):
+        return _whole_text(value)
+    if isinstance(value, list):
+        return [whole_characters(item) for item in value]
+    if isinstance(value, dict):
+        return {_whole_text(k): whole_characters(v) for k, v in value.items()}
+    return value
+
+
+def _whole_text(text: str) -> str:
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class GameObjectInfo(BaseModel):
     """A GameObject as the editor describes it (local transform)."""
 

@@ -26,12 +26,15 @@ from .results import (
     Screenshot,
     ScriptContent,
     ScriptWrite,
+    whole_characters,
 )
 from .settings import BridgeSettings
 
-Vector3 = Annotated[list[float], Field(min_length=3, max_length=3, description="[x, y, z]")]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+Vector3 = Annotated[list[Finite], Field(min_length=3, max_length=3, description="[x, y, z]")]
+Pixels = Annotated[int, Field(ge=1, le=4096)]
 Primitive = Literal["Cube", "Sphere", "Capsule", "Cylinder", "Plane", "Quad"]
-FieldInput = bool | int | float | str | list[float] | None
+FieldInput = bool | int | Finite | str | list[Finite] | None
 
 # Error codes that describe something the model asked for and can correct.
 _MODEL_FIXABLE = frozenset({"not_found", "invalid_args", "precondition_failed", "unknown_command"})
@@ -92,7 +95,7 @@ class UnityToolkit(Toolkit):
             if exc.code in _MODEL_FIXABLE:
                 raise ToolError(f"{command} failed ({exc.code}): {exc.message}") from None
             raise
-        return result_type.model_validate(raw)
+        return result_type.model_validate(whole_characters(raw))
 
     # ---------- scripts
 
@@ -178,8 +181,8 @@ class UnityToolkit(Toolkit):
     @tool
     async def console_logs(
         self,
-        since: int = 0,
-        limit: int = 50,
+        since: Annotated[int, Field(ge=0)] = 0,
+        limit: Annotated[int, Field(ge=1)] = 50,
         type: Literal["Log", "Warning", "Error", "Exception", "Assert"] | None = None,
     ) -> ConsoleLogs:
         """Messages from the Unity console.
@@ -220,7 +223,9 @@ class UnityToolkit(Toolkit):
         return await self._call(GameObjectInfo, "gameobject.create", args)
 
     @tool
-    async def find_gameobjects(self, query: str, limit: int = 20) -> list[GameObjectInfo]:
+    async def find_gameobjects(
+        self, query: str, limit: Annotated[int, Field(ge=1)] = 20
+    ) -> list[GameObjectInfo]:
         """Find GameObjects by hierarchy path ('Turret/Barrel') or by name.
 
         Args:
@@ -368,8 +373,8 @@ class UnityToolkit(Toolkit):
     async def screenshot(
         self,
         camera: str | None = None,
-        width: int = 512,
-        height: int = 512,
+        width: Pixels = 512,
+        height: Pixels = 512,
         ctx: ToolContext | None = None,
     ) -> list[str | Image]:
         """Render a scene camera and look at the picture.

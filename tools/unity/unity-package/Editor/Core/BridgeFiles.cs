@@ -99,6 +99,7 @@ namespace AgentSdk.Unity.Bridge
             if (detail != null) doc["detail"] = detail;
             try { AtomicFile.WriteAllText(StatusPath, Json.Serialize(doc)); }
             catch (IOException) { }
+            catch (UnauthorizedAccessException) { }
         }
     }
 }

@@ -31,6 +31,7 @@ namespace AgentSdk.Unity.Bridge
         public const string AuthFailed = "auth_failed";
         public const string BadHandshake = "bad_handshake";
         public const string ProtocolMismatch = "protocol_mismatch";
+        public const string TooManyConnections = "too_many_connections";
         public const string MalformedFrame = "malformed_frame";
         public const string FrameTooLarge = "frame_too_large";
         public const string BadRequest = "bad_request";
@@ -105,11 +106,22 @@ namespace AgentSdk.Unity.Bridge
         {
             object value = Require(name);
             if (value is long l) return l;
-            if (value is double d && Math.Floor(d) == d) return (long)d;
+            // 2^63 itself is a double that no long holds: the bound is exclusive.
+            if (value is double d && Math.Floor(d) == d && d >= -9223372036854775808.0 && d < 9223372036854775808.0) return (long)d;
             throw Invalid(name, "an integer");
         }
 
         public long GetInteger(string name, long fallback) => Has(name) ? GetInteger(name) : fallback;
+
+        /// <summary>An integer in [min, max]; out of range is invalid_args, never a silently wrapped value.</summary>
+        public int GetInt32(string name, int fallback, int min, int max)
+        {
+            long value = GetInteger(name, fallback);
+            if (value < min || value > max)
+                throw new BridgeException(ErrorCodes.InvalidArgs, string.Format(CultureInfo.InvariantCulture,
+                    "Argument '{0}' must be between {1} and {2} (got {3})", name, min, max, value));
+            return (int)value;
+        }
 
         public bool GetBool(string name, bool fallback)
         {

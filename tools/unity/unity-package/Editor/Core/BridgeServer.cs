@@ -20,7 +20,12 @@ namespace AgentSdk.Unity.Bridge
         public long MaxFrameBytes { get; set; } = BridgeProtocol.DefaultMaxFrameBytes;
         public int HandshakeTimeoutMs { get; set; } = 5000;
         public string ServerName { get; set; } = "agentsdk-unity-bridge";
+
+        /// <summary>Authenticated clients served at once; one more gets a too_many_connections error.</summary>
         public int MaxConnections { get; set; } = 32;
+
+        /// <summary>Connections still saying hello; past this the oldest is dropped, so idle sockets never lock a client out.</summary>
+        public int MaxPendingHandshakes { get; set; } = 64;
     }
 
     /// <summary>Serves commands to authenticated loopback clients. Only listens on 127.0.0.1.</summary>
@@ -31,7 +36,10 @@ namespace AgentSdk.Unity.Bridge
         private readonly ResultJournal _journal;
         private readonly IEditorState _state;
         private readonly string _session = Guid.NewGuid().ToString("N");
+        private readonly object _gate = new object();
         private readonly HashSet<TcpClient> _clients = new HashSet<TcpClient>();
+        // Oldest first: a flood of silent sockets pushes out its own oldest members, not the real client.
+        private readonly LinkedList<TcpClient> _pending = new LinkedList<TcpClient>();
         private readonly CancellationTokenSource _stop = new CancellationTokenSource();
         private TcpListener _listener;
 
@@ -66,10 +74,12 @@ namespace AgentSdk.Unity.Bridge
             if (_stop.IsCancellationRequested) return;
             _stop.Cancel();
             try { _listener?.Stop(); } catch (SocketException) { }
-            lock (_clients)
+            lock (_gate)
             {
                 foreach (TcpClient client in _clients) client.Close();
+                foreach (TcpClient client in _pending) client.Close();
                 _clients.Clear();
+                _pending.Clear();
             }
         }
 
@@ -84,25 +94,36 @@ namespace AgentSdk.Unity.Bridge
                 catch (ObjectDisposedException) { return; }
                 catch (SocketException) { if (_stop.IsCancellationRequested) return; continue; }
                 catch (InvalidOperationException) { return; }
-                bool accepted;
-                lock (_clients)
+                // Nobody is refused before saying hello: the limit applies to authenticated clients only.
+                TcpClient evicted = null;
+                LinkedListNode<TcpClient> node;
+                lock (_gate)
                 {
-                    accepted = !_stop.IsCancellationRequested && _clients.Count < _options.MaxConnections;
-                    if (accepted) _clients.Add(client);
+                    if (_stop.IsCancellationRequested) { client.Close(); return; }
+                    node = _pending.AddLast(client);
+                    if (_pending.Count > Math.Max(1, _options.MaxPendingHandshakes))
+                    {
+                        evicted = _pending.First.Value;
+                        _pending.RemoveFirst();
+                    }
                 }
-                if (!accepted) { client.Close(); continue; }
-                Forget(Task.Run(() => ServeClientAsync(client)));
+                if (evicted != null)
+                {
+                    Log?.Invoke("dropped a connection that had not said hello (too many waiting)");
+                    evicted.Close();
+                }
+                Forget(Task.Run(() => ServeClientAsync(client, node)));
             }
         }
 
-        private async Task ServeClientAsync(TcpClient client)
+        private async Task ServeClientAsync(TcpClient client, LinkedListNode<TcpClient> pendingNode)
         {
             try
             {
                 client.NoDelay = true;
                 NetworkStream stream = client.GetStream();
                 var connection = new Connection(stream);
-                if (!await HandshakeAsync(client, connection).ConfigureAwait(false)) return;
+                if (!await HandshakeAsync(client, connection, pendingNode).ConfigureAwait(false)) return;
                 await ReadRequestsAsync(connection).ConfigureAwait(false);
             }
             catch (IOException) { }
@@ -111,12 +132,16 @@ namespace AgentSdk.Unity.Bridge
             catch (Exception e) { Log?.Invoke("connection failed: " + e.GetType().Name + ": " + e.Message); }
             finally
             {
-                lock (_clients) _clients.Remove(client);
+                lock (_gate)
+                {
+                    _clients.Remove(client);
+                    if (pendingNode.List != null) _pending.Remove(pendingNode);
+                }
                 client.Close();
             }
         }
 
-        private async Task<bool> HandshakeAsync(TcpClient client, Connection connection)
+        private async Task<bool> HandshakeAsync(TcpClient client, Connection connection, LinkedListNode<TcpClient> pendingNode)
         {
             Task<string> read = ReadLineAsync(connection.Stream, BridgeProtocol.MaxHelloBytes);
             // Mono's NetworkStream ignores cancellation tokens, so a stalled hello is ended by closing the socket.
@@ -154,6 +179,28 @@ namespace AgentSdk.Unity.Bridge
                 await connection.SendLineAsync(ErrorLine(ErrorCodes.ProtocolMismatch, "This bridge speaks protocol " + BridgeProtocol.Version)).ConfigureAwait(false);
                 return false;
             }
+            bool admitted;
+            int serving;
+            lock (_gate)
+            {
+                // An evicted or stopped connection is no longer pending: it must not be admitted.
+                bool stillPending = pendingNode.List != null;
+                if (stillPending) _pending.Remove(pendingNode);
+                serving = _clients.Count;
+                admitted = stillPending && serving < _options.MaxConnections;
+                if (admitted) _clients.Add(client);
+            }
+            if (!admitted)
+            {
+                if (serving >= _options.MaxConnections)
+                {
+                    Log?.Invoke("refused a client: " + serving + " clients connected");
+                    await connection.SendLineAsync(ErrorLine(ErrorCodes.TooManyConnections,
+                        "The bridge already serves " + serving + " clients (its limit is " + _options.MaxConnections
+                        + "); close another client or wait for one to disconnect")).ConfigureAwait(false);
+                }
+                return false;
+            }
             var capabilities = new List<object> { "journal", "status" };
             foreach (string name in _registry.Names) capabilities.Add(name);
             var welcome = new Dictionary<string, object>
@@ -188,13 +235,21 @@ namespace AgentSdk.Unity.Bridge
                 catch (EndOfStreamException) { return; }
                 if (payload == null) return;
 
-                Dictionary<string, object> request;
-                try { request = Json.Parse(BridgeProtocol.Utf8.GetString(payload)) as Dictionary<string, object>; }
-                catch (JsonParseException e) { request = null; Log?.Invoke("malformed frame: " + e.Message); }
-                catch (DecoderFallbackException) { request = null; }
+                string text;
+                try { text = BridgeProtocol.Utf8.GetString(payload); }
+                catch (DecoderFallbackException) { text = null; }
+                Dictionary<string, object> request = null;
+                string problem = "A frame must hold a UTF-8 JSON object";
+                if (text != null)
+                {
+                    try { request = Json.Parse(text) as Dictionary<string, object>; }
+                    catch (JsonParseException e) { problem += ": " + e.Message; Log?.Invoke("malformed frame: " + e.Message); }
+                }
                 if (request == null)
                 {
-                    await connection.SendFrameAsync(Failure(null, ErrorCodes.MalformedFrame, "A frame must hold a UTF-8 JSON object", false)).ConfigureAwait(false);
+                    // Answer under the request's id when it can still be read, so its sender is not left waiting.
+                    string id = text == null ? null : Json.TryReadTopLevelString(text, "id");
+                    await connection.SendFrameAsync(Failure(ResultJournal.IsValidId(id) ? id : null, ErrorCodes.MalformedFrame, problem, false)).ConfigureAwait(false);
                     continue;
                 }
                 Forget(Task.Run(() => HandleRequestAsync(request, connection)));
@@ -209,23 +264,40 @@ namespace AgentSdk.Unity.Bridge
             request.TryGetValue("args", out argsValue);
             string id = idValue as string;
             string command = commandValue as string;
-            if (!ResultJournal.IsValidId(id) || string.IsNullOrEmpty(command) || (argsValue != null && !(argsValue is Dictionary<string, object>)))
+            string replyId = ResultJournal.IsValidId(id) ? id : null;
+            string response;
+            try { response = await AnswerAsync(replyId, command, argsValue).ConfigureAwait(false); }
+            catch (Exception e)
             {
-                string reply = Failure(ResultJournal.IsValidId(id) ? id : null, ErrorCodes.BadRequest,
+                // Whatever went wrong, the sender gets an answer instead of waiting for its timeout.
+                Log?.Invoke("request " + replyId + " failed: " + e.GetType().Name + ": " + e.Message);
+                response = Failure(replyId, ErrorCodes.Internal, e.GetType().Name + ": " + e.Message, false);
+            }
+            await connection.SendFrameAsync(response).ConfigureAwait(false);
+        }
+
+        private async Task<string> AnswerAsync(string id, string command, object argsValue)
+        {
+            if (id == null || string.IsNullOrEmpty(command) || (argsValue != null && !(argsValue is Dictionary<string, object>)))
+            {
+                return Failure(id, ErrorCodes.BadRequest,
                     "A request is {\"id\": [A-Za-z0-9_.-]{1,128}, \"command\": string, \"args\": object}", false);
-                await connection.SendFrameAsync(reply).ConfigureAwait(false);
-                return;
+            }
+            string broken = Json.FindUnpairedSurrogate(argsValue, "args");
+            if (broken != null)
+            {
+                // Refused before it runs: Unity would store a mangled name or file, and nothing is lost by asking again.
+                return Failure(id, ErrorCodes.InvalidArgs,
+                    broken + " holds half of a UTF-16 surrogate pair (an unpaired \\uD800-\\uDFFF escape); send whole characters", false);
             }
             var args = new CommandArgs(argsValue as Dictionary<string, object>);
-            string response;
             if (command == "bridge.result")
             {
-                try { response = JournalLookup(id, args); }
-                catch (BridgeException e) { response = Failure(id, e.Code, e.Message, false); }
+                try { return JournalLookup(id, args); }
+                catch (BridgeException e) { return Failure(id, e.Code, e.Message, false); }
             }
-            else if (command == "bridge.ping") response = Success(id, new Dictionary<string, object> { { "state", _state.Current }, { "session", _session } });
-            else response = await RunOnceAsync(id, command, args).ConfigureAwait(false);
-            await connection.SendFrameAsync(response).ConfigureAwait(false);
+            if (command == "bridge.ping") return Success(id, new Dictionary<string, object> { { "state", _state.Current }, { "session", _session } });
+            return await RunOnceAsync(id, command, args).ConfigureAwait(false);
         }
 
         /// <summary>Runs a command at most once per id; a repeated id gets the journaled (or in-flight) response.</summary>
@@ -233,7 +305,15 @@ namespace AgentSdk.Unity.Bridge
         {
             Task<string> earlier = _journal.Begin(id);
             if (earlier != null) return await earlier.ConfigureAwait(false);
-            Outcome outcome = await ExecuteAsync(id, command, args).ConfigureAwait(false);
+            Outcome outcome;
+            try { outcome = await ExecuteAsync(id, command, args).ConfigureAwait(false); }
+            catch (Exception e)
+            {
+                // Never leave a claimed id pending: later requests with it would wait forever.
+                string failed = Failure(id, ErrorCodes.Internal, e.GetType().Name + ": " + e.Message, false);
+                _journal.Abandon(id, failed);
+                return failed;
+            }
             string response = outcome.Json;
             if (outcome.Retryable)
             {

@@ -47,6 +47,59 @@ namespace AgentSdk.Unity.Bridge
             return builder.ToString();
         }
 
+        /// <summary>
+        /// Where a parsed value holds half a UTF-16 surrogate pair (JSON can escape one, UTF-8 cannot carry it),
+        /// as a path like "args.items[0].name", or null when every string is whole.
+        /// </summary>
+        public static string FindUnpairedSurrogate(object value, string path)
+        {
+            if (value is string text) return UnpairedAt(text) >= 0 ? path : null;
+            if (value is Dictionary<string, object> dict)
+            {
+                foreach (KeyValuePair<string, object> pair in dict)
+                {
+                    string inner = path + "." + pair.Key;
+                    if (UnpairedAt(pair.Key) >= 0) return inner;
+                    string found = FindUnpairedSurrogate(pair.Value, inner);
+                    if (found != null) return found;
+                }
+            }
+            else if (value is List<object> list)
+            {
+                for (int i = 0; i < list.Count; i++)
+                {
+                    string found = FindUnpairedSurrogate(list[i], path + "[" + i.ToString(CultureInfo.InvariantCulture) + "]");
+                    if (found != null) return found;
+                }
+            }
+            return null;
+        }
+
+        /// <summary>Index of the first half surrogate pair in a string, or -1.</summary>
+        public static int UnpairedAt(string s)
+        {
+            for (int i = 0; i < s.Length; i++)
+            {
+                char c = s[i];
+                if (!char.IsSurrogate(c)) continue;
+                if (char.IsHighSurrogate(c) && i + 1 < s.Length && char.IsLowSurrogate(s[i + 1])) { i++; continue; }
+                return i;
+            }
+            return -1;
+        }
+
+        /// <summary>
+        /// The top-level string member <paramref name="key"/> of a JSON object text that Parse refused
+        /// (too deep, a bad number further on), so the refusal can still name the request it answers.
+        /// Skips nested values without recursion; null when the text is not an object or has no such string.
+        /// </summary>
+        public static string TryReadTopLevelString(string text, string key)
+        {
+            var reader = new Reader(text);
+            try { return reader.ScanTopLevelString(key); }
+            catch (JsonParseException) { return null; }
+        }
+
         private static void Write(StringBuilder sb, object value, int depth)
         {
             if (depth > MaxDepth) throw new InvalidOperationException("JSON value nested too deeply");
@@ -54,7 +107,7 @@ namespace AgentSdk.Unity.Bridge
             if (value is string text) { WriteString(sb, text); return; }
             if (value is bool flag) { sb.Append(flag ? "true" : "false"); return; }
             if (value is double d) { WriteDouble(sb, d); return; }
-            if (value is float f) { WriteDouble(sb, f); return; }
+            if (value is float f) { WriteDouble(sb, JsonNumbers.ShortestForFloat(f)); return; }
             if (value is decimal m) { sb.Append(m.ToString(CultureInfo.InvariantCulture)); return; }
             if (value is int || value is long || value is short || value is byte
                 || value is uint || value is ulong || value is ushort || value is sbyte)
@@ -106,7 +159,7 @@ namespace AgentSdk.Unity.Bridge
         {
             // JSON has no NaN or Infinity; null is the honest stand-in.
             if (double.IsNaN(d) || double.IsInfinity(d)) { sb.Append("null"); return; }
-            sb.Append(d.ToString("R", CultureInfo.InvariantCulture));
+            sb.Append(JsonNumbers.Format(d));
         }
 
         private static void WriteString(StringBuilder sb, string s)
@@ -117,7 +170,8 @@ namespace AgentSdk.Unity.Bridge
             for (int i = 0; i < s.Length; i++)
             {
                 char c = s[i];
-                if (c >= 0x20 && c != '"' && c != '\\') continue;
+                if (c >= 0x20 && c != '"' && c != '\\' && !char.IsSurrogate(c)) continue;
+                if (char.IsHighSurrogate(c) && i + 1 < s.Length && char.IsLowSurrogate(s[i + 1])) { i++; continue; }
                 if (i > run) sb.Append(s, run, i - run);
                 run = i + 1;
                 switch (c)
@@ -129,6 +183,7 @@ namespace AgentSdk.Unity.Bridge
                     case '\t': sb.Append("\\t"); break;
                     case '\b': sb.Append("\\b"); break;
                     case '\f': sb.Append("\\f"); break;
+                    // Control characters, and half surrogate pairs: UTF-8 cannot carry those, a \\u escape can.
                     default: sb.Append("\\u").Append(((int)c).ToString("x4", CultureInfo.InvariantCulture)); break;
                 }
             }
@@ -157,6 +212,50 @@ namespace AgentSdk.Unity.Bridge
             }
 
             private JsonParseException Error(string message) => new JsonParseException(message, _pos);
+
+            public string ScanTopLevelString(string key)
+            {
+                SkipWhitespace();
+                if (AtEnd || _text[_pos] != '{') return null;
+                _pos++;
+                while (true)
+                {
+                    SkipWhitespace();
+                    if (AtEnd || _text[_pos] != '"') return null;
+                    string name = ReadString();
+                    SkipWhitespace();
+                    if (AtEnd || _text[_pos] != ':') return null;
+                    _pos++;
+                    SkipWhitespace();
+                    if (AtEnd) return null;
+                    if (name == key && _text[_pos] == '"') return ReadString();
+                    SkipValue();
+                    SkipWhitespace();
+                    if (AtEnd || _text[_pos] != ',') return null;
+                    _pos++;
+                }
+            }
+
+            /// <summary>Moves past one value of any depth, counting brackets instead of recursing.</summary>
+            private void SkipValue()
+            {
+                int depth = 0;
+                do
+                {
+                    SkipWhitespace();
+                    if (AtEnd) throw Error("Unexpected end of JSON");
+                    char c = _text[_pos];
+                    if (c == '"') ReadString();
+                    else if (c == '{' || c == '[') { depth++; _pos++; }
+                    else if (c == '}' || c == ']') { depth--; _pos++; }
+                    else if (c == ',' || c == ':') _pos++;
+                    else
+                    {
+                        // A number or a literal: up to the next delimiter.
+                        while (!AtEnd && ",:]}{[\" \t\r\n".IndexOf(_text[_pos]) < 0) _pos++;
+                    }
+                } while (depth > 0);
+            }
 
             public object ReadValue(int depth)
             {
@@ -269,25 +368,29 @@ namespace AgentSdk.Unity.Bridge
             private object ReadNumber()
             {
                 int start = _pos;
-                if (_text[_pos] == '-') _pos++;
                 bool isFloat = false;
                 while (!AtEnd)
                 {
                     char c = _text[_pos];
                     if (c >= '0' && c <= '9') { _pos++; continue; }
-                    if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') { isFloat = true; _pos++; continue; }
+                    if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') { isFloat |= c != '-' || _pos != start; _pos++; continue; }
                     break;
                 }
-                string token = _text.Substring(start, _pos - start);
-                if (!isFloat)
+                int digitsStart = _text[start] == '-' ? start + 1 : start;
+                bool leadingZero = _pos - digitsStart > 1 && _text[digitsStart] == '0';
+                if (!isFloat && !leadingZero)
                 {
                     long whole;
-                    if (long.TryParse(token, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out whole)) return whole;
+                    if (long.TryParse(_text.Substring(start, _pos - start), NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out whole))
+                        return whole;
                 }
+                // Integers beyond 64 bits become the nearest double, as in most JSON readers.
                 double number;
-                if (double.TryParse(token, NumberStyles.Float, CultureInfo.InvariantCulture, out number)) return number;
+                string problem = JsonNumbers.TryParse(_text, start, _pos, out number);
+                if (problem == null) return number;
+                string token = _text.Substring(start, Math.Min(_pos - start, 40));
                 _pos = start;
-                throw Error("Bad number '" + token + "'");
+                throw Error("Bad number '" + token + "': " + problem);
             }
         }
     }

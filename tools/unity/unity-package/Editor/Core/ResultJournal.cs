@@ -77,6 +77,7 @@ namespace AgentSdk.Unity.Bridge
         public void Complete(string id, string responseJson)
         {
             TaskCompletionSource<string> waiter;
+            var evicted = new List<string>();
             lock (_lock)
             {
                 _pending.TryGetValue(id, out waiter);
@@ -87,11 +88,13 @@ namespace AgentSdk.Unity.Bridge
                 {
                     string old = _order.Dequeue();
                     _done.Remove(old);
-                    DeleteFile(old);
+                    evicted.Add(old);
                 }
             }
-            WriteFile(id, responseJson);
+            // Waiters first: a disk problem below must not keep anyone from the answer held in memory.
             if (waiter != null) waiter.TrySetResult(responseJson);
+            foreach (string old in evicted) DeleteFile(old);
+            WriteFile(id, responseJson);
         }
 
         /// <summary>Releases a claimed id without storing it (retryable failures must run again when retried).</summary>
@@ -106,6 +109,9 @@ namespace AgentSdk.Unity.Bridge
             if (waiter != null) waiter.TrySetResult(responseJson);
         }
 
+        /// <summary>Raised when a finished response could not be written to disk (it is still answered from memory).</summary>
+        public event Action<string, Exception> WriteFailed;
+
         private string PathFor(string id) => Path.Combine(_directory, id + ".json");
 
         private void WriteFile(string id, string json)
@@ -116,8 +122,11 @@ namespace AgentSdk.Unity.Bridge
                 Directory.CreateDirectory(_directory);
                 AtomicFile.WriteAllText(PathFor(id), json);
             }
-            catch (IOException) { /* the in-memory copy still answers until the next reload */ }
-            catch (UnauthorizedAccessException) { }
+            catch (Exception e)
+            {
+                // The in-memory copy still answers until the next reload; say why the disk copy is missing.
+                WriteFailed?.Invoke(id, e);
+            }
         }
 
         private void DeleteFile(string id)
@@ -129,6 +138,11 @@ namespace AgentSdk.Unity.Bridge
         private void LoadFromDisk()
         {
             if (!Directory.Exists(_directory)) return;
+            // Half-written files of a write a crash or reload cut off: never a result, only clutter.
+            foreach (FileInfo stale in new DirectoryInfo(_directory).GetFiles("*.tmp"))
+            {
+                try { stale.Delete(); } catch (IOException) { } catch (UnauthorizedAccessException) { }
+            }
             var files = new DirectoryInfo(_directory).GetFiles("*.json").OrderBy(f => f.LastWriteTimeUtc).ToList();
             foreach (FileInfo file in files)
             {
@@ -156,9 +170,18 @@ namespace AgentSdk.Unity.Bridge
         public static void WriteAllText(string path, string text)
         {
             string temp = path + "." + Guid.NewGuid().ToString("N") + ".tmp";
-            File.WriteAllText(temp, text, BridgeProtocol.Utf8);
-            if (File.Exists(path)) File.Replace(temp, path, null);
-            else File.Move(temp, path);
+            try
+            {
+                File.WriteAllText(temp, text, BridgeProtocol.Utf8);
+                if (File.Exists(path)) File.Replace(temp, path, null);
+                else File.Move(temp, path);
+            }
+            catch
+            {
+                // The write failed half way: leave the old file (if any) and no temporary behind.
+                try { File.Delete(temp); } catch (IOException) { } catch (UnauthorizedAccessException) { }
+                throw;
+            }
         }
     }
 }

@@ -54,7 +54,9 @@ namespace AgentSdk.Unity.Bridge.Editor
             registry.AddSet(new TestRunnerCommands(_main));
 
             var options = new BridgeOptions { Token = _files.LoadOrCreateToken(), ServerName = "unity-" + Application.unityVersion };
-            _server = new BridgeServer(options, registry, new ResultJournal(_files.JournalDirectory), State);
+            var journal = new ResultJournal(_files.JournalDirectory);
+            journal.WriteFailed += (id, e) => Debug.LogWarning("[agentsdk bridge] response " + id + " kept in memory only: " + e.Message);
+            _server = new BridgeServer(options, registry, journal, State);
             _server.Log += message => Debug.Log("[agentsdk bridge] " + message);
             StartOnStablePort(options);
 

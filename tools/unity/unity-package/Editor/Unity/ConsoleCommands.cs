@@ -37,7 +37,7 @@ namespace AgentSdk.Unity.Bridge.Editor
             registry.AddSync("console.logs", args =>
             {
                 long since = args.GetInteger("since", 0);
-                int limit = (int)args.GetInteger("limit", 100);
+                int limit = args.GetInt32("limit", 100, 1, int.MaxValue);
                 string type = args.GetString("type", null);
                 lock (_lock)
                 {

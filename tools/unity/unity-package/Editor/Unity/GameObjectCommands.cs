@@ -51,7 +51,7 @@ namespace AgentSdk.Unity.Bridge.Editor
         private static object FindAll(CommandArgs args)
         {
             string query = args.GetString("query");
-            var matches = SceneObjects.Find(query).Take((int)args.GetInteger("limit", 50)).Select(g => (object)SceneObjects.Describe(g)).ToList();
+            var matches = SceneObjects.Find(query).Take(args.GetInt32("limit", 50, 1, int.MaxValue)).Select(g => (object)SceneObjects.Describe(g)).ToList();
             return new Dictionary<string, object> { { "matches", matches } };
         }
 

@@ -1,7 +1,6 @@
 // Finding GameObjects by hierarchy path and describing them as JSON-able dictionaries.
 using System;
 using System.Collections.Generic;
-using System.Globalization;
 using System.Linq;
 using UnityEngine;
 using UnityEngine.SceneManagement;
@@ -54,10 +53,7 @@ namespace AgentSdk.Unity.Bridge.Editor
         }
 
         /// <summary>A float as the shortest double that prints the same (0.2f becomes 0.2, not 0.2000000029).</summary>
-        public static double Number(float value)
-        {
-            return double.Parse(value.ToString("R", CultureInfo.InvariantCulture), CultureInfo.InvariantCulture);
-        }
+        public static double Number(float value) => JsonNumbers.ShortestForFloat(value);
 
         public static List<object> Vector(Vector3 v) => new List<object> { Number(v.x), Number(v.y), Number(v.z) };
 

@@ -36,10 +36,8 @@ namespace AgentSdk.Unity.Bridge.Editor
 
         private static object Capture(CommandArgs args)
         {
-            int width = (int)args.GetInteger("width", 512);
-            int height = (int)args.GetInteger("height", 512);
-            if (width < 1 || height < 1 || width > MaxSide || height > MaxSide)
-                throw new BridgeException(ErrorCodes.InvalidArgs, "width and height must be between 1 and " + MaxSide);
+            int width = args.GetInt32("width", 512, 1, MaxSide);
+            int height = args.GetInt32("height", 512, 1, MaxSide);
             Camera camera = Pick(args.GetString("camera", null));
             var target = new RenderTexture(width, height, 24);
             var image = new Texture2D(width, height, TextureFormat.RGB24, false);

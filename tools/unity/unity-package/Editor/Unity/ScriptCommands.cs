@@ -94,7 +94,7 @@ namespace AgentSdk.Unity.Bridge.Editor
                     { "started_unix", _startedUnix }, { "finished_unix", _finishedUnix }, { "messages", _messages },
                 });
             }
-            try { AtomicFile.WriteAllText(_path, json); } catch (IOException) { }
+            try { AtomicFile.WriteAllText(_path, json); } catch (IOException) { } catch (UnauthorizedAccessException) { }
         }
 
         private void Load()
