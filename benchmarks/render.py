@@ -10,7 +10,13 @@ Three paths, side by side in one run, same scene (two lit meshes, MeshStandardMa
 
 Prints a table (p50/p95 in ms) and writes benchmarks/results/render.json.
 
+``--tokens`` measures instead what the toolkit's tool schemas cost in the prompt, per tool
+group, as the local Qwen2.5-Coder-0.5B (the embedded engine, its own chat template) counts
+them: ``usage.prompt_tokens`` of a one-message request with the tools minus the same request
+without them. Writes benchmarks/results/render_tokens.json.
+
     uv run python benchmarks/render.py [--runs 20] [--launch-runs 8]
+    uv run python benchmarks/render.py --tokens
 """
 
 from __future__ import annotations
@@ -43,6 +49,16 @@ floor.rotation.x = -Math.PI / 2;
 scene.add(box, ball, floor);
 """
 RESULTS = Path(__file__).parent / "results" / "render.json"
+TOKEN_RESULTS = Path(__file__).parent / "results" / "render_tokens.json"
+# "before": the toolkit as it was (raw JS, montage, files); "after": the default core group.
+TOKEN_ROWS = {
+    "before: render_scene, render_views, load_model, export_glb": ["code", "views", "files"],
+    "after: default (core)": ["core"],
+    "code (render_scene)": ["code"],
+    "views (render_views)": ["views"],
+    "files (load_model, export_glb)": ["files"],
+    "all groups": ["all"],
+}
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -147,11 +163,70 @@ async def main(runs: int, launch_runs: int) -> dict[str, object]:
     return summary
 
 
+async def schema_tokens(model: str = "qwen2.5-coder-0.5b") -> dict[str, object]:
+    """Prompt tokens the tool schemas of each group add, counted by the local model."""
+    import httpx
+    from agentsdk_openai.local.engine import LocalEngine
+    from agentsdk_threejs import ThreeJSToolkit
+
+    def tools_json(groups: list[str]) -> list[dict[str, object]]:
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
+            for t in ThreeJSToolkit(groups=groups).tools()
+        ]
+
+    rows: dict[str, dict[str, object]] = {}
+    async with LocalEngine(model) as engine, httpx.AsyncClient(timeout=300) as client:
+        headers = {"Authorization": f"Bearer {engine.token}"}
+
+        async def prompt_tokens(tools: list[dict[str, object]]) -> int:
+            body: dict[str, object] = {
+                "model": engine.model,
+                "messages": [{"role": "user", "content": "Add a red box."}],
+                "max_tokens": 1,
+            }
+            if tools:
+                body["tools"] = tools
+            answer = await client.post(
+                f"{engine.base_url}/chat/completions", json=body, headers=headers
+            )
+            answer.raise_for_status()
+            return int(answer.json()["usage"]["prompt_tokens"])
+
+        bare = await prompt_tokens([])
+        for label, groups in TOKEN_ROWS.items():
+            tools = tools_json(groups)
+            rows[label] = {"tools": len(tools), "prompt_tokens": await prompt_tokens(tools) - bare}
+    summary: dict[str, object] = {
+        "model": model,
+        "counted": "prompt_tokens with tools - without",
+        "rows": rows,
+    }
+    print(f"tool schema tokens ({model})")
+    for label, row in rows.items():
+        print(f"{label:<62}{row['tools']:>4}{row['prompt_tokens']:>7}")
+    TOKEN_RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    TOKEN_RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"wrote {TOKEN_RESULTS}")
+    return summary
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(
         description="three.js render latency: warm pool vs launch-per-render"
     )
     parser.add_argument("--runs", type=int, default=20, help="renders for the warm paths")
     parser.add_argument("--launch-runs", type=int, default=8, help="renders for launch-per-render")
+    parser.add_argument("--tokens", action="store_true", help="measure tool-schema prompt tokens")
     options = parser.parse_args()
-    asyncio.run(main(options.runs, options.launch_runs))
+    if options.tokens:
+        asyncio.run(schema_tokens())
+    else:
+        asyncio.run(main(options.runs, options.launch_runs))

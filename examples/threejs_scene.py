@@ -90,7 +90,7 @@ def build_agent(model: str | None, out: Path) -> Agent:
     return Agent(
         model=model or FunctionModel(designer, name="scripted-designer"),
         instructions=INSTRUCTIONS,
-        tools=[ThreeJSToolkit(timeout=30)],
+        tools=[ThreeJSToolkit(groups="all", timeout=30)],
         artifacts_dir=out,
         max_turns=12,
     )

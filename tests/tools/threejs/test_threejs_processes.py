@@ -44,7 +44,7 @@ async def test_close_leaves_no_browser_process() -> None:
 
 
 async def test_toolkit_close_leaves_no_browser_process() -> None:
-    toolkit = ThreeJSToolkit()
+    toolkit = ThreeJSToolkit(groups=["code"])
     async with toolkit:
         [render] = [t for t in toolkit.tools() if t.name == "render_scene"]
         outcome = await render.call({"code": "scene.add(new THREE.AxesHelper(2));"})

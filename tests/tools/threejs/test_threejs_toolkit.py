@@ -26,7 +26,9 @@ LIGHTS = "scene.add(new THREE.AmbientLight(0xffffff, 1.0));\nconst sun = new THR
 @pytest.fixture(scope="module")
 async def toolkit(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ThreeJSToolkit]:
     out = tmp_path_factory.mktemp("threejs-out")
-    async with ThreeJSToolkit(asset_dirs=[ASSIMP_MODELS], output_dir=out, timeout=3) as started:
+    async with ThreeJSToolkit(
+        groups=["all"], asset_dirs=[ASSIMP_MODELS], output_dir=out, timeout=3
+    ) as started:
         yield started
 
 
@@ -40,8 +42,21 @@ async def call(toolkit: ThreeJSToolkit, tool_name: str, **arguments: object) -> 
 
 def test_entry_point_and_tool_schemas() -> None:
     assert load_toolkit_class("threejs") is ThreeJSToolkit
-    tools = tools_of(ThreeJSToolkit())
+    core = tools_of(ThreeJSToolkit())
+    assert set(core) == {
+        "add_object",
+        "update_object",
+        "remove_object",
+        "add_light",
+        "set_camera",
+        "fit_view",
+        "render",
+    }
+    tools = tools_of(ThreeJSToolkit(groups=["code", "views", "files"]))
     assert set(tools) == {"render_scene", "render_views", "load_model", "export_glb"}
+    assert len(ThreeJSToolkit(groups="all").tools()) == len(core) + len(tools)
+    with pytest.raises(ValueError, match="unknown tool group 'cod'; groups: core, views"):
+        ThreeJSToolkit(groups=["cod"])
     schema = tools["render_scene"].parameters
     assert schema["required"] == ["code"]
     assert "ctx" not in schema["properties"]
@@ -49,7 +64,7 @@ def test_entry_point_and_tool_schemas() -> None:
         "line numbers" in tools["render_scene"].description
         or "line" in tools["render_scene"].description
     )
-    prefixed = ThreeJSToolkit(prefix="threejs").tools()
+    prefixed = ThreeJSToolkit(prefix="threejs", groups="all").tools()
     assert {t.name for t in prefixed} >= {"threejs_render_scene", "threejs_export_glb"}
 
 
@@ -222,7 +237,9 @@ async def test_agent_run_sees_the_rendered_image() -> None:
             "A red box on the left and a green box on the right.",
         ]
     )
-    agent = Agent(model=model, instructions="Build scenes.", tools=[ThreeJSToolkit()])
+    agent = Agent(
+        model=model, instructions="Build scenes.", tools=[ThreeJSToolkit(groups=["code"])]
+    )
     result = await agent.run("Two boxes, red left, green right")
     assert result.output == "A red box on the left and a green box on the right."
     images = [part for message in model.requests[-1].messages for part in _image_parts(message)]
@@ -256,7 +273,8 @@ async def test_code_that_navigates_away_loses_the_page_not_the_toolkit(
 @pytest.mark.slow
 async def test_toolkits_sharing_a_pool_without_a_free_page_get_a_clear_error() -> None:
     async with RendererPool(pages=1, timeout=1) as shared:
-        first, second = ThreeJSToolkit(pool=shared), ThreeJSToolkit(pool=shared)
+        first = ThreeJSToolkit(pool=shared, groups=["code"])
+        second = ThreeJSToolkit(pool=shared, groups=["code"])
         async with first, second:
             assert not (await call(first, "render_scene", code=TWO_BOXES)).is_error
             starved = await call(second, "render_scene", code=TWO_BOXES)

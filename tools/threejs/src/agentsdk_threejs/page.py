@@ -19,6 +19,7 @@ from agentsdk_threejs.report import (
     RenderReport,
     RenderResult,
     SceneStats,
+    SceneSummary,
     ScriptError,
     ViewSummary,
     decode_data_url,
@@ -92,6 +93,28 @@ class RendererPage:
             "views": list(views),
         }
         return await self._render("run", arg, timeout)
+
+    async def apply(
+        self,
+        ops: Sequence[dict[str, Any]],
+        *,
+        reset: bool = False,
+        size: tuple[int, int] = (512, 512),
+        views: Sequence[str] = ("camera",),
+        timeout: float | None = None,
+    ) -> RenderResult:
+        """Apply typed scene operations (``{"op": "add", ...}``, see static/ops.js) and render.
+
+        A bad operation changes nothing: the result has ``op_error`` set and no frames.
+        """
+        arg = {
+            "ops": list(ops),
+            "reset": reset,
+            "width": size[0],
+            "height": size[1],
+            "views": list(views),
+        }
+        return await self._render("apply", arg, timeout)
 
     async def render_views(
         self, views: Sequence[str], size: tuple[int, int] = (512, 512), timeout: float | None = None
@@ -216,6 +239,7 @@ def _to_result(raw: dict[str, Any], elapsed_ms: float) -> RenderResult:
         for f in frames
     ]
     notes = [software_note(renderer)] if renderer.software else []
+    notes.extend(raw.get("notes") or [])
     report = RenderReport(
         ok=True,
         errors=errors,
@@ -229,4 +253,10 @@ def _to_result(raw: dict[str, Any], elapsed_ms: float) -> RenderResult:
         notes=notes,
     )
     report.ok = not is_failure(report)
-    return RenderResult(report=report, images=[decode_data_url(f["png"]) for f in frames])
+    return RenderResult(
+        report=report,
+        images=[decode_data_url(f["png"]) for f in frames],
+        scene=SceneSummary.model_validate(raw["scene"]) if raw.get("scene") else None,
+        changes=list(raw.get("changes") or []),
+        op_error=raw.get("op_error"),
+    )

@@ -61,6 +61,47 @@ class CameraInfo(BaseModel):
     position: list[float]
 
 
+class SceneObject(BaseModel):
+    """One object the reports speak about (a named top-level object of the scene)."""
+
+    name: str
+    shape: str = Field(
+        description="box, sphere, ... for objects made by the typed tools; mesh, group ... otherwise"
+    )
+    color: str | None = Field(None, description="the first material colour, #rrggbb")
+    position: list[float]
+    size: list[float] | None = Field(None, description="world-space width, height, depth")
+    bbox_min: list[float] | None = None
+    bbox_max: list[float] | None = None
+    visible: bool = True
+
+
+class SceneLight(BaseModel):
+    """A light in the scene."""
+
+    name: str
+    kind: str
+    intensity: float
+    position: list[float] | None = None
+
+
+class SceneCamera(BaseModel):
+    """The scene camera: where it is and the point it looks at."""
+
+    type: str
+    position: list[float]
+    target: list[float]
+    fov: float | None = None
+
+
+class SceneSummary(BaseModel):
+    """What the scene holds after a call."""
+
+    objects: list[SceneObject] = []
+    lights: list[SceneLight] = []
+    camera: SceneCamera
+
+
 class ViewSummary(BaseModel):
     """One rendered view: is it a single flat colour?"""
 
@@ -90,6 +131,9 @@ class RenderResult:
 
     report: RenderReport
     images: list[bytes] = field(default_factory=list)
+    scene: SceneSummary | None = None
+    changes: list[str] = field(default_factory=list)
+    op_error: str | None = None
 
 
 def is_software_renderer(renderer: str) -> bool:
@@ -192,6 +236,45 @@ def montage(images: list[bytes], labels: list[str]) -> bytes:
     out = io.BytesIO()
     sheet.save(out, format="PNG")
     return out.getvalue()
+
+
+MAX_LISTED = 12
+
+
+def describe_scene(summary: SceneSummary, max_objects: int = MAX_LISTED) -> str:
+    """A few lines a small model can plan from: objects, lights, camera."""
+    lines = []
+    if summary.objects:
+        shown = []
+        for item in summary.objects[:max_objects]:
+            size = f" size {'x'.join(f'{v:.3g}' for v in item.size)}" if item.size else ""
+            color = f" {item.color}" if item.color else ""
+            hidden = " hidden" if not item.visible else ""
+            shown.append(
+                f"{item.name} ({item.shape}{color}) at {_vec(item.position)}{size}{hidden}"
+            )
+        more = len(summary.objects) - max_objects
+        lines.append(
+            "Objects: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "") + "."
+        )
+    else:
+        lines.append("Objects: none.")
+    if summary.lights:
+        lights = [
+            f"{light.name} ({light.kind} {light.intensity:g})"
+            + (f" at {_vec(light.position)}" if light.position is not None else "")
+            for light in summary.lights[:max_objects]
+        ]
+        more = len(summary.lights) - max_objects
+        lines.append(
+            "Lights: " + "; ".join(lights) + (f"; and {more} more" if more > 0 else "") + "."
+        )
+    else:
+        lines.append("Lights: none (lit materials look black; add_light adds one).")
+    camera = summary.camera
+    fov = f", fov {camera.fov:g}" if camera.fov is not None else ""
+    lines.append(f"Camera at {_vec(camera.position)} looking at {_vec(camera.target)}{fov}.")
+    return "\n".join(lines)
 
 
 def _vec(values: list[float] | None) -> str:

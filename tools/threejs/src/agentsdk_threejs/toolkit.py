@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import anyio
 from pydantic import BaseModel, Field
 
-from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
+from agentsdk import Image, Tool, ToolContext, ToolError, Toolkit, tool
 from agentsdk_threejs.page import RendererError, RendererPage, RenderTimeoutError
 from agentsdk_threejs.pool import RendererPool
 from agentsdk_threejs.report import (
@@ -17,8 +17,10 @@ from agentsdk_threejs.report import (
     RenderResult,
     ViewName,
     describe_failure,
+    describe_scene,
 )
 from agentsdk_threejs.report import montage as compose_montage
+from agentsdk_threejs.scene_tools import SceneTools
 
 Size = Annotated[int, Field(ge=16, le=2048, description="width and height of each image in pixels")]
 
@@ -39,16 +41,37 @@ class GlbExport(BaseModel):
     bbox_max: list[float] | None = None
 
 
-class ThreeJSToolkit(Toolkit):
-    """Build a three.js scene with JavaScript, render it in headless Chromium, see the pictures.
+TOOL_GROUPS: dict[str, tuple[str, ...]] = {
+    "core": (
+        "add_object",
+        "update_object",
+        "remove_object",
+        "add_light",
+        "set_camera",
+        "fit_view",
+        "render",
+    ),
+    "views": ("render_views",),
+    "code": ("render_scene",),
+    "files": ("load_model", "export_glb"),
+}
+
+
+class ThreeJSToolkit(SceneTools, Toolkit):
+    """Build a three.js scene, render it in headless Chromium, see the pictures and what they show.
 
     The scene persists across calls (a session on one warm page), so an agent can add, change
-    and re-render. Scene code is an async function body that receives ``THREE``, ``scene``,
-    ``camera``, ``renderer``, ``loaders`` (``gltf``, ``obj``), ``loadModel(path)``,
-    ``asset(path)``, ``addon(path)`` and ``vars`` (an object kept between calls).
+    and re-render. The ``core`` tool group (on by default) builds it with typed operations:
+    objects by name, lights, camera, fit-to-view. The ``code`` group's ``render_scene`` runs
+    JavaScript instead: an async function body that receives ``THREE``, ``scene``, ``camera``,
+    ``renderer``, ``loaders`` (``gltf``, ``obj``), ``loadModel(path)``, ``asset(path)``,
+    ``addon(path)`` and ``vars`` (an object kept between calls).
 
     Args:
         pool: a shared :class:`RendererPool`; by default the toolkit starts its own.
+        groups: tool groups to offer: ``core`` (default), ``views`` (render_views), ``code``
+            (render_scene, raw three.js), ``files`` (load_model, export_glb), or ``all``.
+        image_size: width and height of the image the typed tools return.
         asset_dirs: folders models and textures may be loaded from (default: the current folder).
         output_dir: where ``export_glb`` writes (default: the run's artifact folder, else the current folder).
         timeout: seconds a render may take before the scene code is stopped.
@@ -57,11 +80,14 @@ class ThreeJSToolkit(Toolkit):
     """
 
     name = "threejs"
+    groups_available: ClassVar[dict[str, tuple[str, ...]]] = TOOL_GROUPS
 
     def __init__(
         self,
         pool: RendererPool | None = None,
         *,
+        groups: Sequence[str] = ("core",),
+        image_size: int = 512,
         asset_dirs: Sequence[str | Path] | None = None,
         output_dir: str | Path | None = None,
         timeout: float = 15.0,
@@ -69,6 +95,8 @@ class ThreeJSToolkit(Toolkit):
         prefix: str | None = None,
     ) -> None:
         super().__init__(prefix=prefix)
+        self.groups = _check_groups(groups)
+        self.image_size = image_size
         self._owns_pool = pool is None
         self.pool = pool or RendererPool(
             pages=1,
@@ -79,6 +107,15 @@ class ThreeJSToolkit(Toolkit):
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self._session: RendererPage | None = None
         self._scene_lost = False
+
+    def tools(self) -> list[Tool]:
+        """The tools of the chosen groups, in group order."""
+        wanted = [name for group in self.groups for name in TOOL_GROUPS[group]]
+        by_name = {
+            t.name.removeprefix(f"{self.prefix}_") if self.prefix else t.name: t
+            for t in super().tools()
+        }
+        return [by_name[name] for name in wanted]
 
     async def start(self) -> None:
         """Start the renderer pool (when the toolkit owns it)."""
@@ -252,6 +289,48 @@ class ThreeJSToolkit(Toolkit):
             bbox_max=None if bounds is None else bounds[1],
         )
 
+    async def _apply(
+        self, ops: list[dict[str, Any]], ctx: ToolContext | None, views: list[str] | None = None
+    ) -> list[str | Image]:
+        """Run typed operations on the session's scene; the text and picture the model gets."""
+        page = await self.session()
+        size = (self.image_size, self.image_size)
+        try:
+            result = await page.apply(ops, size=size, views=views or ["camera"])
+        except RendererError as error:
+            raise ToolError(
+                f"{error}. Try the call again; the scene may have to be rebuilt."
+            ) from None
+        scene = describe_scene(result.scene) if result.scene is not None else ""
+        if result.op_error is not None:
+            raise ToolError(f"{result.op_error}. Nothing was changed.\n{scene}")
+        lines = [("; ".join(result.changes) + ".") if result.changes else "Rendered."]
+        lines.append(scene)
+        report = result.report
+        if report.blank:
+            flat = ", ".join(f"{v.view} is all {v.color}" for v in report.views if v.uniform)
+            lines.append(
+                f"Warning: the frame is blank ({flat}): no light for a lit object, the camera looking "
+                "away, or objects outside the view. add_light or fit_view fix the usual causes."
+            )
+        lines.extend(note for note in self._notes(report))
+        labels = [view.view for view in report.views]
+        if ctx is not None:
+            for label, data in zip(labels, result.images, strict=True):
+                ctx.artifacts.save_bytes(f"threejs-{ctx.call_id}-{label}.png", data)
+        text = "\n".join(line for line in lines if line)
+        return [
+            text,
+            *(Image(data, label=label) for label, data in zip(labels, result.images, strict=True)),
+        ]
+
+    def _notes(self, report: RenderReport) -> list[str]:
+        notes = [note for note in report.notes if not note.startswith("Rendered in software")]
+        if self._scene_lost:
+            notes.append("The previous renderer page died, so this scene started empty.")
+            self._scene_lost = False
+        return notes
+
     def _timeout_message(self, error: RenderTimeoutError, page: RendererPage) -> str:
         if page.broken:
             return f"{error}. The page was replaced and the scene is empty now; rebuild it with reset=true."
@@ -298,6 +377,23 @@ class ThreeJSToolkit(Toolkit):
             report,
             *(Image(data, label=label) for label, data in zip(labels, result.images, strict=True)),
         ]
+
+
+def _check_groups(groups: Sequence[str] | str) -> tuple[str, ...]:
+    """Expand ``all`` and refuse unknown group names with the list of known ones."""
+    if isinstance(groups, str):
+        groups = [groups]
+    chosen: list[str] = []
+    for group in groups:
+        names = list(TOOL_GROUPS) if group == "all" else [group]
+        for name in names:
+            if name not in TOOL_GROUPS:
+                raise ValueError(
+                    f"unknown tool group {group!r}; groups: {', '.join(TOOL_GROUPS)}, all"
+                )
+            if name not in chosen:
+                chosen.append(name)
+    return tuple(chosen)
 
 
 def read_back_glb(path: Path) -> tuple[int, int, tuple[list[float], list[float]] | None]:

@@ -4,10 +4,11 @@ import * as THREE from 'three';
 import { GLTFLoader } from 'three/addons/loaders/GLTFLoader.js';
 import { OBJLoader } from 'three/addons/loaders/OBJLoader.js';
 import { GLTFExporter } from 'three/addons/exporters/GLTFExporter.js';
+import { applyOps, OpError } from './ops.js';
+import { describeScene, reportUnits } from './units.js';
+import { adaptImports, adoptDeclared, compileScene, created, frameStub, HEADER_LINES, sceneThree } from './scene_code.js';
 
-// User code runs as a classic script under this name; one header line precedes it.
-const SCENE_URL = 'scene-code.js';
-const HEADER_LINES = 1;
+// User code runs as a classic script named scene-code.js; HEADER_LINES lines precede it.
 const MAX_LOG = 50;
 const MAX_TEXT = 2000;
 
@@ -15,7 +16,9 @@ const state = {
   scene: null,
   retired: null,
   camera: null,
+  cameraTarget: new THREE.Vector3(),
   renderer: null,
+  notes: [],
   webglError: null,
   vars: {},
   log: [],
@@ -110,7 +113,26 @@ function resetScene() {
   state.retired = state.scene;
   state.scene = new THREE.Scene();
   state.camera = newCamera(1);
+  state.cameraTarget = new THREE.Vector3(0, 0, 0);
   state.vars = {};
+  if (state.renderer) {
+    // Settings scene code may have changed on the shared renderer go back to the defaults.
+    state.renderer.setClearColor(0x000000, 1);
+    state.renderer.toneMapping = THREE.NoToneMapping;
+    state.renderer.toneMappingExposure = 1;
+    state.renderer.shadowMap.enabled = false;
+  }
+}
+
+// The point the camera looks at, kept in step when scene code turned the camera itself.
+function syncCameraTarget() {
+  const camera = state.camera;
+  camera.updateMatrixWorld();
+  const forward = camera.getWorldDirection(new THREE.Vector3());
+  const toTarget = state.cameraTarget.clone().sub(camera.position);
+  const distance = toTarget.length();
+  if (distance > 1e-9 && toTarget.normalize().dot(forward) > 0.9999) return;
+  state.cameraTarget.copy(camera.position).addScaledVector(forward, Math.max(distance, 1));
 }
 
 function createRenderer() {
@@ -230,22 +252,6 @@ async function waitForLoads(deadline) {
   }
 }
 
-function compile(code) {
-  return new Promise((resolve) => {
-    const source = 'window.__agentsdkScene = async function (THREE, scene, camera, renderer, loaders, loadModel, asset, addon, vars) {\n'
-      + code + '\n};\n//# sourceURL=' + SCENE_URL + '\n';
-    const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
-    state.scriptUrl = url;
-    window.__agentsdkScene = undefined;
-    const element = document.createElement('script');
-    element.src = url;
-    const done = () => { element.remove(); URL.revokeObjectURL(url); resolve(window.__agentsdkScene); };
-    element.onload = done;
-    element.onerror = done;
-    document.head.appendChild(element);
-  });
-}
-
 const loaders = { gltf: new GLTFLoader(), obj: new OBJLoader() };
 
 function asset(path) {
@@ -281,7 +287,10 @@ function addon(path) {
 function result(frames, started) {
   disposeScene(state.retired);
   state.retired = null;
+  syncCameraTarget();
   return {
+    notes: state.notes,
+    scene: describeScene(state.scene, state.camera, state.cameraTarget),
     errors: state.errors,
     log: state.log,
     stats: sceneStats(),
@@ -295,30 +304,65 @@ function result(frames, started) {
 function begin() {
   state.log = [];
   state.errors = [];
+  state.notes = [];
   return performance.now();
+}
+
+const SCENE_THREE = sceneThree(() => state.renderer);
+
+async function runSceneCode(code, deadline) {
+  const adapted = adaptImports(code, state.notes);
+  const { fn, declared } = await compileScene(adapted, state);
+  if (!fn) {
+    if (!state.errors.some((error) => error.kind === 'syntax')) {
+      record(state.errors, { kind: 'syntax', text: 'the code did not compile', line: null, column: null });
+    }
+    return false;
+  }
+  const renderer = state.renderer;
+  const frame = frameStub();
+  const { render, setAnimationLoop } = renderer || {};
+  Object.assign(created, { tracking: true, scenes: [], cameras: [], lastRender: null });
+  if (renderer) {
+    // Watch which scene and camera the code draws with; its animation loop runs one frame.
+    renderer.render = function (scene, camera) { created.lastRender = { scene, camera }; return render.call(this, scene, camera); };
+    renderer.setAnimationLoop = (callback) => { if (callback) frame(callback); };
+  }
+  try {
+    const returned = await fn(SCENE_THREE, state.scene, state.camera, state.renderer, loaders, loadModel, asset, addon, state.vars, frame);
+    adoptDeclared(declared, state, state.notes, (old) => { state.retired = old; });
+    if (returned && returned.camera && returned.camera.isCamera) state.camera = returned.camera;
+  } catch (error) {
+    record(state.errors, { kind: 'exception', text: format(error), ...locate(error && error.stack) });
+  } finally {
+    created.tracking = false;
+    if (renderer) { renderer.render = render; renderer.setAnimationLoop = setAnimationLoop; }
+  }
+  await waitForLoads(deadline);
+  return true;
 }
 
 async function run({ code, reset, width, height, views, timeout_ms }) {
   const started = begin();
   const deadline = started + timeout_ms;
   if (reset || !state.scene) resetScene();
-  if (code) {
-    const sceneFunction = await compile(code);
-    if (!sceneFunction) {
-      if (!state.errors.some((error) => error.kind === 'syntax')) {
-        record(state.errors, { kind: 'syntax', text: 'the code did not compile', line: null, column: null });
-      }
-      return result([], started);
-    }
-    try {
-      const returned = await sceneFunction(THREE, state.scene, state.camera, state.renderer, loaders, loadModel, asset, addon, state.vars);
-      if (returned && returned.camera && returned.camera.isCamera) state.camera = returned.camera;
-    } catch (error) {
-      record(state.errors, { kind: 'exception', text: format(error), ...locate(error && error.stack) });
-    }
-    await waitForLoads(deadline);
-  }
+  if (code && !(await runSceneCode(code, deadline))) return result([], started);
   return result(renderViews(views, width, height), started);
+}
+
+// The typed operations: applied in order; a bad one changes nothing and says why.
+async function apply({ ops, reset, width, height, views }) {
+  const started = begin();
+  if (reset || !state.scene) resetScene();
+  syncCameraTarget();
+  const ctx = { state, scene: state.scene, aspect: width / height, changes: [], units: () => reportUnits(state.scene) };
+  try {
+    applyOps(ctx, ops);
+  } catch (error) {
+    if (!(error instanceof OpError)) throw error;
+    return { ...result([], started), op_error: error.message, changes: ctx.changes };
+  }
+  return { ...result(renderViews(views, width, height), started), changes: ctx.changes };
 }
 
 async function load({ url, name, width, height, views }) {
@@ -369,4 +413,4 @@ async function exportGLB() {
 
 createRenderer();
 resetScene();
-window.__agentsdk = { run, load, exportGLB, info: rendererInfo, revision: THREE.REVISION, ready: true };
+window.__agentsdk = { run, apply, load, exportGLB, info: rendererInfo, revision: THREE.REVISION, ready: true };

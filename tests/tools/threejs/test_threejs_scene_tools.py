@@ -1,0 +1,201 @@
+"""The typed scene tools (core group) and the raw-JS tool's tolerance, on real Chromium."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import numpy as np
+import pytest
+from agentsdk.testing import ScriptedModel
+from agentsdk_threejs import ThreeJSToolkit
+
+from agentsdk import Agent, ToolCallPart, ToolOutcome
+
+from .conftest import close_to, pixel
+from .projection import box_corners, to_ndc
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+async def toolkit() -> AsyncIterator[ThreeJSToolkit]:
+    async with ThreeJSToolkit(groups=["core", "code"], image_size=256, timeout=20) as started:
+        yield started
+
+
+async def call(toolkit: ThreeJSToolkit, tool_name: str, /, **arguments: object) -> ToolOutcome:
+    tools = {t.name: t for t in toolkit.tools()}
+    return await tools[tool_name].call(dict(arguments))
+
+
+async def fresh(toolkit: ThreeJSToolkit) -> None:
+    outcome = await call(toolkit, "render_scene", code="", reset=True)
+    assert outcome.is_error  # an empty scene renders blank: that is the point of a fresh start
+
+
+def line(text: str, prefix: str) -> str:
+    return next(row for row in text.splitlines() if row.startswith(prefix))
+
+
+async def test_add_light_update_remove_by_name(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    added = await call(toolkit, "add_object", name="box", color="red", size=[1, 1, 1])
+    assert not added.is_error, added.text
+    assert added.text.startswith('added box "box".')
+    assert "Warning: the frame is blank" in added.text  # lit material, no light yet
+    lit = await call(toolkit, "add_light", kind="ambient", intensity=3)
+    assert not lit.is_error, lit.text
+    assert line(lit.text, "Lights:") == "Lights: ambient (ambient 3)."
+    # The default camera looks at the origin, where the box is: the centre pixel is red.
+    [image] = lit.images
+    r, g, b = pixel(image.data, 0.5, 0.5)
+    assert r > 150 and g < 60 and b < 60, (r, g, b)
+    blue = await call(toolkit, "update_object", name="box", color="#0000ff", position="0, 0, 0")
+    assert not blue.is_error, blue.text
+    assert "colour #0000ff" in blue.text and "(box #0000ff)" in blue.text
+    r, g, b = pixel(blue.images[0].data, 0.5, 0.5)
+    assert b > 150 and r < 60 and g < 60, (r, g, b)
+    removed = await call(toolkit, "remove_object", name="box")
+    assert not removed.is_error and "Objects: none." in removed.text
+
+
+async def test_bad_values_change_nothing_and_say_what_exists(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    await call(toolkit, "add_object", name="ball", shape="sphere", size=0.5, color="green")
+    before = line((await call(toolkit, "render")).text, "Objects:")
+    wrong_name = await call(toolkit, "update_object", name="bal", color="red")
+    assert wrong_name.is_error
+    assert 'no object named "bal" in the scene; names: ball' in wrong_name.text
+    wrong_colour = await call(
+        toolkit, "update_object", name="ball", color="blurple", position=[5, 5, 5]
+    )
+    assert wrong_colour.is_error and 'unknown colour "blurple"' in wrong_colour.text
+    wrong_shape = await call(toolkit, "add_object", name="x", shape="hexagon")
+    assert wrong_shape.is_error and "use one of: box, sphere" in wrong_shape.text
+    wrong_size = await call(toolkit, "add_object", name="y", shape="box", size=[1, 2])
+    assert wrong_size.is_error and "a box needs 3 size values" in wrong_size.text
+    wrong_type = await call(toolkit, "set_camera", position=[1, 2])
+    assert wrong_type.is_error and wrong_type.kind == "invalid_arguments"
+    after = line((await call(toolkit, "render")).text, "Objects:")
+    assert after == before == "Objects: ball (sphere #008000) at (0, 0, 0) size 1x1x1."
+
+
+async def test_shapes_have_the_sizes_asked_for(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    expected = {
+        "box": ([2, 1, 0.5], [2, 1, 0.5]),
+        "sphere": ([0.75], [1.5, 1.5, 1.5]),
+        "cylinder": ([0.5, 2], [1, 2, 1]),
+        "cone": ([0.25, 1], [0.5, 1, 0.5]),
+        "plane": ([4, 3], [4, 0, 3]),
+        "torus": ([1, 0.25], [2.5, 2.5, 0.5]),
+        "capsule": ([0.5, 2], [1, 2, 1]),
+    }
+    for index, (shape, (size, _dims)) in enumerate(expected.items()):
+        outcome = await call(
+            toolkit, "add_object", name=shape, shape=shape, size=size, position=[index * 3, 0, 0]
+        )
+        assert not outcome.is_error, outcome.text
+    text = line(outcome.text, "Objects:")
+    for shape, (_size, dims) in expected.items():
+        match = re.search(rf"{shape} \({shape} #[0-9a-f]+\) at [^;]* size ([0-9.x]+)", text)
+        assert match, (shape, text)
+        measured = [float(v) for v in match.group(1).split("x")]
+        assert np.allclose(measured, dims, atol=0.02), (shape, measured, dims)
+
+
+async def test_fit_view_frames_the_named_object_exactly(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    await call(toolkit, "add_object", name="crate", size=[2, 1, 1], position=[3, 0.5, -2])
+    await call(toolkit, "add_object", name="far", position=[-20, 0, 0])
+    fitted = await call(toolkit, "fit_view", names=["crate"], margin=1.25)
+    assert not fitted.is_error, fitted.text
+    camera = line(fitted.text, "Camera at")
+    numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", camera)]
+    position, target, fov = numbers[:3], numbers[3:6], numbers[6]
+    # Our own projection of the crate's corners: the widest one sits at 1/margin of the frame.
+    ndc, depth = to_ndc(box_corners([3, 0.5, -2], [2, 1, 1]), position, target, fov)
+    assert (depth > 0).all()
+    assert np.abs(ndc).max() == pytest.approx(1 / 1.25, abs=0.02)
+    assert target == pytest.approx([3, 0.5, -2], abs=0.01)
+    from_top = await call(toolkit, "fit_view", names="crate", view="top")
+    assert "looking at (3, 0.5, -2)" in from_top.text and "Camera at (3, " in from_top.text
+
+
+async def test_set_camera_and_lenient_arguments(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    await call(
+        toolkit, "add_light", kind="directional", name="sun", position={"x": 1, "y": 5, "z": 2}
+    )
+    placed = await call(toolkit, "set_camera", position="0, 2, 8", look_at=[0, 1, 0], fov=35)
+    assert not placed.is_error, placed.text
+    assert "Camera at (0, 2, 8) looking at (0, 1, 0), fov 35." in placed.text
+    assert "sun (directional 2.5) at (1, 5, 2)" in placed.text
+    same = await call(toolkit, "set_camera", position=[0, 1, 0])
+    assert same.is_error and "cannot look at its own position" in same.text
+
+
+async def test_tutorial_style_program_runs_against_the_page(toolkit: ThreeJSToolkit) -> None:
+    """What small models write: imports, their own scene/camera/renderer, an animation loop."""
+    program = """import * as THREE from 'three';
+import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
+const scene = new THREE.Scene();
+scene.background = new THREE.Color(0x000033);
+const camera = new THREE.PerspectiveCamera(75, window.innerWidth / window.innerHeight, 0.1, 1000);
+const renderer = new THREE.WebGLRenderer({ antialias: true });
+renderer.setSize(window.innerWidth, window.innerHeight);
+document.body.appendChild(renderer.domElement);
+const controls = new OrbitControls(camera, renderer.domElement);
+const cube = new THREE.Mesh(new THREE.BoxGeometry(2, 2, 2), new THREE.MeshBasicMaterial({ color: 0x00ff00 }));
+cube.name = 'cube';
+scene.add(cube);
+camera.position.z = 5;
+function animate() {
+  requestAnimationFrame(animate);
+  cube.rotation.y += 0.01;
+  renderer.render(scene, camera);
+}
+animate();
+renderer.setAnimationLoop(() => renderer.render(scene, camera));
+"""
+    outcome = await call(toolkit, "render_scene", code=program, reset=True, size=128)
+    assert not outcome.is_error, outcome.text
+    assert close_to(pixel(outcome.images[0].data, 0.5, 0.5), (0, 255, 0))
+    assert close_to(pixel(outcome.images[0].data, 0.02, 0.02), (0, 0, 0x33))
+    notes = " ".join(__import__("json").loads(outcome.text.split("\n")[0])["notes"])
+    assert "import lines were turned" in notes and "its own `scene`" in notes
+    assert "`new THREE.WebGLRenderer()` is the page's renderer" in notes
+    # The adopted scene is the session's scene now: the typed tools see the cube.
+    seen = await call(toolkit, "update_object", name="cube", color="red")
+    assert (
+        not seen.is_error
+        and "(box #ff0000)" not in seen.text
+        and "cube (mesh #ff0000)" in seen.text
+    )
+
+
+async def test_redeclared_helpers_and_real_syntax_errors(toolkit: ThreeJSToolkit) -> None:
+    code = "let vars = {n: 1};\nconst THREE2 = THREE;\nscene.add(new THREE2.Mesh(new THREE2.BoxGeometry(), new THREE2.MeshNormalMaterial()));"
+    outcome = await call(toolkit, "render_scene", code=code, reset=True, size=64)
+    assert not outcome.is_error, outcome.text
+    assert "declared `vars` itself" in outcome.text
+    broken = await call(toolkit, "render_scene", code="const scene = 1;\nconst a = ;", size=64)
+    assert broken.is_error and "syntax error at line 2" in broken.text
+
+
+async def test_agent_with_the_entry_point_gets_the_typed_tools() -> None:
+    model = ScriptedModel(
+        [
+            ToolCallPart(name="add_object", arguments={"name": "box", "color": "orange"}),
+            ToolCallPart(name="add_light", arguments={"kind": "ambient"}),
+            "An orange box.",
+        ]
+    )
+    agent = Agent(model=model, tools=["threejs"])
+    result = await agent.run("Add an orange box")
+    assert result.output == "An orange box."
+    names = {spec.name for spec in model.requests[0].tools}
+    assert {"add_object", "fit_view", "render"} <= names and "render_scene" not in names
+    texts = [r.text for m in result.messages for r in m.tool_results]
+    assert texts[0].startswith('added box "box".') and "(box #ffa500)" in texts[1]

@@ -1,0 +1,277 @@
+"""The goal-level scene tools: typed operations a small model can call without writing three.js.
+
+Each tool becomes one operation for ``static/ops.js`` (add / update / remove an object by
+name, lights, camera, fit-to-view); the page applies it and renders, and the model gets back
+what changed, what the scene holds, the visibility report and the picture.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, get_args
+
+from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
+
+from agentsdk import Image, Tool, ToolContext, tool
+from agentsdk_threejs.report import ViewName
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _numbers(value: Any) -> Any:
+    """Accept what small models send for a list of numbers: 2, "1, 2, 3", {"x": 1, ...}."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return [value]
+    if isinstance(value, str):
+        found = _NUMBER.findall(value)
+        return [float(v) for v in found] if found else value
+    if isinstance(value, dict) and value and set(value) <= {"x", "y", "z"}:
+        return [value.get(axis, 0) for axis in ("x", "y", "z")]
+    return value
+
+
+def _names(value: Any) -> Any:
+    """One name or a comma-separated string becomes a list of names."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def _length(low: int, high: int) -> Any:
+    def check(value: list[float] | None) -> list[float] | None:
+        if value is not None and not low <= len(value) <= high:
+            count = f"{low}" if low == high else f"{low} to {high}"
+            raise ValueError(f"give {count} numbers, e.g. [1, 2, 3]; got {len(value)}")
+        return value
+
+    return AfterValidator(check)
+
+
+# Optional fields show the model a plain type (no anyOf with null): short, flat schemas suit
+# small models; a null sent anyway still validates as "not given".
+_NUMBER_LIST = {"type": "array", "items": {"type": "number"}}
+Vec3 = Annotated[
+    list[float] | None,
+    BeforeValidator(_numbers),
+    _length(3, 3),
+    WithJsonSchema({**_NUMBER_LIST, "minItems": 3, "maxItems": 3}),
+]
+Numbers = Annotated[
+    list[float] | None,
+    BeforeValidator(_numbers),
+    _length(1, 3),
+    WithJsonSchema({**_NUMBER_LIST, "minItems": 1, "maxItems": 3}),
+]
+Names = Annotated[
+    list[str] | None,
+    BeforeValidator(_names),
+    WithJsonSchema({"type": "array", "items": {"type": "string"}}),
+]
+OptStr = Annotated[str | None, WithJsonSchema({"type": "string"})]
+OptFloat = Annotated[float | None, WithJsonSchema({"type": "number"})]
+OptBool = Annotated[bool | None, WithJsonSchema({"type": "boolean"})]
+OptView = Annotated[
+    ViewName | None, WithJsonSchema({"type": "string", "enum": list(get_args(ViewName))})
+]
+OptViews = Annotated[
+    list[ViewName] | None,
+    WithJsonSchema(
+        {"type": "array", "items": {"type": "string", "enum": list(get_args(ViewName))}}
+    ),
+]
+
+SIZE_DOC = (
+    "box [width, height, depth]; sphere [radius]; cylinder, cone, pyramid, capsule "
+    "[radius, height]; plane (flat, a floor) [width, depth]; circle [radius]; torus "
+    "[radius, tube]; one number = every dimension"
+)
+
+
+def _op(operation: str, /, **fields: Any) -> dict[str, Any]:
+    """An operation for the page, without the fields the model left out."""
+    return {"op": operation, **{key: value for key, value in fields.items() if value is not None}}
+
+
+class SceneTools:
+    """Mixed into :class:`ThreeJSToolkit`: the typed operations of the ``core`` group."""
+
+    async def _apply(
+        self, ops: list[dict[str, Any]], ctx: ToolContext | None, views: list[str] | None = None
+    ) -> list[str | Image]:
+        raise NotImplementedError  # provided by ThreeJSToolkit
+
+    @tool
+    async def add_object(
+        self,
+        name: str,
+        shape: str = "box",
+        size: Numbers = None,
+        color: str = "lightgrey",
+        position: Vec3 = None,
+        rotation: Vec3 = None,
+        scale: Numbers = None,
+        opacity: OptFloat = None,
+        ctx: ToolContext | None = None,
+    ) -> list[str | Image]:
+        """Add a named object (replaces one of the same name) and render it.
+
+        Args:
+            name: unique name.
+            shape: box, sphere, cylinder, cone, pyramid, plane (flat floor), circle, torus, capsule.
+            size: box [w, h, d]; sphere [r]; cylinder, cone, capsule [r, h]; plane [w, d]; torus [r, tube].
+            color: name (red) or hex (#ff8800).
+            position: centre [x, y, z]; y is up.
+            rotation: degrees [x, y, z].
+            scale: [x, y, z] or [s].
+            opacity: 0 to 1.
+        """
+        op = _op(
+            "add",
+            name=name,
+            shape=shape,
+            size=size,
+            color=color,
+            position=position,
+            rotation=rotation,
+            scale=scale,
+            opacity=opacity,
+        )
+        return await self._apply([op], ctx)
+
+    @tool
+    async def update_object(
+        self,
+        name: str,
+        color: OptStr = None,
+        position: Vec3 = None,
+        rotation: Vec3 = None,
+        scale: Numbers = None,
+        size: Numbers = None,
+        shape: OptStr = None,
+        opacity: OptFloat = None,
+        visible: OptBool = None,
+        ctx: ToolContext | None = None,
+    ) -> list[str | Image]:
+        """Change an object or light by name; only the fields given change.
+
+        Args:
+            name: the object's name.
+            visible: false hides it.
+        """
+        op = _op(
+            "update",
+            name=name,
+            color=color,
+            position=position,
+            rotation=rotation,
+            scale=scale,
+            size=size,
+            shape=shape,
+            opacity=opacity,
+            visible=visible,
+        )
+        return await self._apply([op], ctx)
+
+    @tool
+    async def remove_object(self, name: str, ctx: ToolContext | None = None) -> list[str | Image]:
+        """Remove an object or light by name.
+
+        Args:
+            name: the object's name.
+        """
+        return await self._apply([_op("remove", name=name)], ctx)
+
+    @tool
+    async def add_light(
+        self,
+        kind: str = "directional",
+        name: OptStr = None,
+        color: str = "white",
+        intensity: OptFloat = None,
+        position: Vec3 = None,
+        target: Vec3 = None,
+        ctx: ToolContext | None = None,
+    ) -> list[str | Image]:
+        """Add a light (replaces one of the same name).
+
+        Args:
+            kind: ambient, hemisphere, directional, point or spot.
+            name: default: the kind.
+            intensity: default: ambient 0.6, directional 2.5, point 3, spot 4.
+            target: the point directional and spot lights aim at.
+        """
+        op = _op(
+            "light",
+            kind=kind,
+            name=name,
+            color=color,
+            intensity=intensity,
+            position=position,
+            target=target,
+        )
+        return await self._apply([op], ctx)
+
+    @tool
+    async def set_camera(
+        self,
+        position: Vec3 = None,
+        look_at: Vec3 = None,
+        fov: OptFloat = None,
+        ctx: ToolContext | None = None,
+    ) -> list[str | Image]:
+        """Place the camera; fields left out keep their value.
+
+        Args:
+            look_at: the point it looks at.
+            fov: vertical field of view, degrees.
+        """
+        return await self._apply([_op("camera", position=position, look_at=look_at, fov=fov)], ctx)
+
+    @tool
+    async def fit_view(
+        self,
+        names: Names = None,
+        view: OptView = None,
+        margin: float = 1.15,
+        ctx: ToolContext | None = None,
+    ) -> list[str | Image]:
+        """Move the camera so the objects fill the frame.
+
+        Args:
+            names: default: all objects.
+            view: look from front, back, side, left, top, bottom or iso; default: the current direction.
+            margin: 1 = edge to edge.
+        """
+        chosen = None if view == "camera" else view
+        return await self._apply([_op("fit", names=names, view=chosen, margin=margin)], ctx)
+
+    @tool
+    async def render(
+        self,
+        views: OptViews = None,
+        ctx: ToolContext | None = None,
+    ) -> list[str | Image]:
+        """Render again and report what is visible.
+
+        Args:
+            views: camera (default), front, side, top, iso, back, left, bottom.
+        """
+        return await self._apply([], ctx, views=list(views) if views else None)
+
+
+def _without_null_defaults(schema: dict[str, Any]) -> dict[str, Any]:
+    """``"default": null`` only says "optional", which leaving a field out of ``required``
+    already says: drop it to keep the schema short."""
+    properties = {
+        name: {
+            key: value for key, value in field.items() if not (key == "default" and value is None)
+        }
+        for name, field in schema.get("properties", {}).items()
+    }
+    return {**schema, "properties": properties}
+
+
+for _tool in [value for value in vars(SceneTools).values() if isinstance(value, Tool)]:
+    _tool.parameters = _without_null_defaults(_tool.parameters)

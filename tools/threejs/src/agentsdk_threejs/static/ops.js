@@ -1,0 +1,378 @@
+// Typed scene operations (the goal-level tools): add / update / remove an object by name,
+// lights, camera placement and fit-to-view. Python validates the argument types; this side
+// checks what only the scene knows (names, colours) and throws OpError with a hint.
+import * as THREE from 'three';
+
+export class OpError extends Error {}
+
+const SHAPE_ALIASES = { cube: 'box', ball: 'sphere', tube: 'cylinder', donut: 'torus', pill: 'capsule', ground: 'plane', floor: 'plane', disc: 'circle', disk: 'circle', pyramid: 'pyramid' };
+export const SHAPES = ['box', 'sphere', 'cylinder', 'cone', 'pyramid', 'plane', 'circle', 'torus', 'capsule'];
+const SIZE_HELP = 'box [width, height, depth]; sphere [radius]; cylinder, cone, pyramid, capsule [radius, height]; plane [width, depth]; circle [radius]; torus [radius, tube]';
+
+export function canonicalShape(shape) {
+  const key = String(shape || 'box').trim().toLowerCase();
+  const canonical = SHAPE_ALIASES[key] || key;
+  if (!SHAPES.includes(canonical)) throw new OpError(`unknown shape "${shape}"; use one of: ${SHAPES.join(', ')}`);
+  return canonical;
+}
+
+function sizeList(shape, size) {
+  const defaults = { box: [1, 1, 1], sphere: [0.5], cylinder: [0.5, 1], cone: [0.5, 1], pyramid: [0.5, 1], plane: [10, 10], circle: [1], torus: [0.5, 0.2], capsule: [0.3, 1] };
+  const wanted = defaults[shape];
+  if (size === null || size === undefined) return wanted.slice();
+  const values = Array.isArray(size) ? size.map(Number) : [Number(size)];
+  if (!values.length || values.some((v) => !Number.isFinite(v) || v <= 0)) {
+    throw new OpError(`size must be positive numbers (${SIZE_HELP}); got ${JSON.stringify(size)}`);
+  }
+  // One number means "that for every dimension" (a cube, a square floor).
+  if (values.length === 1) return wanted.map(() => values[0]);
+  if (values.length < wanted.length) throw new OpError(`a ${shape} needs ${wanted.length} size values (${SIZE_HELP}); got ${values.length}`);
+  return values.slice(0, wanted.length);
+}
+
+export function makeGeometry(shape, size) {
+  const s = sizeList(shape, size);
+  switch (shape) {
+    case 'box': return new THREE.BoxGeometry(s[0], s[1], s[2]);
+    case 'sphere': return new THREE.SphereGeometry(s[0], 48, 24);
+    case 'cylinder': return new THREE.CylinderGeometry(s[0], s[0], s[1], 48);
+    case 'cone': return new THREE.ConeGeometry(s[0], s[1], 48);
+    case 'pyramid': return new THREE.ConeGeometry(s[0], s[1], 4);
+    // Planes and circles lie flat (a floor) rather than three's default upright XY plane.
+    case 'plane': return new THREE.PlaneGeometry(s[0], s[1]).rotateX(-Math.PI / 2);
+    case 'circle': return new THREE.CircleGeometry(s[0], 64).rotateX(-Math.PI / 2);
+    case 'torus': return new THREE.TorusGeometry(s[0], s[1], 24, 64);
+    case 'capsule': return new THREE.CapsuleGeometry(s[0], Math.max(s[1] - 2 * s[0], 0), 8, 24);
+    default: throw new OpError(`unknown shape ${shape}`);
+  }
+}
+
+export function parseColor(value) {
+  const text = String(value ?? '').trim().toLowerCase();
+  const compact = text.replace(/[\s_-]+/g, '');
+  if (Object.prototype.hasOwnProperty.call(THREE.Color.NAMES, compact)) return new THREE.Color(THREE.Color.NAMES[compact]);
+  let hex = compact.replace(/^#|^0x/, '');
+  if (/^[0-9a-f]{3}$/.test(hex)) hex = hex.split('').map((c) => c + c).join('');
+  if (/^[0-9a-f]{6}$/.test(hex)) return new THREE.Color(parseInt(hex, 16));
+  const rgb = text.match(/^rgb\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)$/);
+  if (rgb) return new THREE.Color().setRGB(rgb[1] / 255, rgb[2] / 255, rgb[3] / 255, THREE.SRGBColorSpace);
+  throw new OpError(`unknown colour "${value}"; use a name (red, skyblue, darkgreen, grey ...) or hex like #ff8800`);
+}
+
+function vector(values, what, length = 3) {
+  if (!Array.isArray(values) || values.length !== length || values.some((v) => !Number.isFinite(Number(v)))) {
+    throw new OpError(`${what} must be ${length} numbers [x, y, z]; got ${JSON.stringify(values)}`);
+  }
+  return values.map(Number);
+}
+
+function scaleVector(scale) {
+  const list = Array.isArray(scale) ? (scale.length === 1 ? [scale[0], scale[0], scale[0]] : scale) : [scale, scale, scale];
+  const values = vector(list, 'scale');
+  if (values.some((v) => v === 0)) throw new OpError('scale must not be 0 (hide an object with visible=false or remove it)');
+  return values;
+}
+
+function applyTransform(object, op) {
+  if (op.position != null) object.position.fromArray(vector(op.position, 'position'));
+  if (op.rotation != null) {
+    const degrees = vector(op.rotation, 'rotation (degrees)');
+    object.rotation.set(...degrees.map(THREE.MathUtils.degToRad));
+  }
+  if (op.scale != null) object.scale.fromArray(scaleVector(op.scale));
+  if (op.visible != null) object.visible = Boolean(op.visible);
+}
+
+function applyMaterial(material, op) {
+  if (op.color != null) material.color.copy(parseColor(op.color));
+  if (op.opacity != null) {
+    const opacity = Number(op.opacity);
+    if (!(opacity >= 0 && opacity <= 1)) throw new OpError(`opacity must be between 0 and 1; got ${op.opacity}`);
+    material.opacity = opacity;
+    material.transparent = opacity < 1;
+    material.depthWrite = opacity >= 1;
+    material.needsUpdate = true;
+  }
+}
+
+export function namesInScene(scene) {
+  const names = [];
+  scene.traverse((object) => { if (object !== scene && object.name) names.push(object.name); });
+  return names;
+}
+
+function findNamed(scene, name) {
+  const object = name ? scene.getObjectByName(String(name)) : null;
+  if (!object) {
+    const names = namesInScene(scene);
+    throw new OpError(`no object named "${name}" in the scene; names: ${names.length ? names.join(', ') : '(the scene is empty)'}`);
+  }
+  return object;
+}
+
+function dispose(object) {
+  object.traverse((child) => {
+    if (child.geometry) child.geometry.dispose();
+    const materials = Array.isArray(child.material) ? child.material : [child.material];
+    for (const material of materials) if (material) material.dispose();
+  });
+}
+
+function checkName(name) {
+  const text = String(name ?? '').trim();
+  if (!text) throw new OpError('name must not be empty: every object needs a name to be found later');
+  return text;
+}
+
+function addObject(ctx, op) {
+  const name = checkName(op.name);
+  const shape = canonicalShape(op.shape);
+  const material = new THREE.MeshStandardMaterial({ roughness: 0.6, metalness: 0.0, color: 0xcccccc });
+  applyMaterial(material, { color: op.color ?? 'lightgrey', opacity: op.opacity });
+  // Flat shapes are seen from both sides (a floor seen from below is still there).
+  if (shape === 'plane' || shape === 'circle') material.side = THREE.DoubleSide;
+  const mesh = new THREE.Mesh(makeGeometry(shape, op.size), material);
+  mesh.name = name;
+  mesh.userData.agentsdk = { shape, size: sizeList(shape, op.size) };
+  applyTransform(mesh, op);
+  const existing = ctx.scene.getObjectByName(name);
+  if (existing) {
+    (existing.parent || ctx.scene).remove(existing);
+    dispose(existing);
+    ctx.changes.push(`replaced the existing "${name}" with a new ${shape}`);
+  } else {
+    ctx.changes.push(`added ${shape} "${name}"`);
+  }
+  ctx.scene.add(mesh);
+}
+
+// Everything that can be wrong with an operation's values is found before anything changes,
+// so a bad call leaves the scene as it was.
+function validate(op) {
+  for (const key of ['position', 'rotation', 'target', 'look_at']) if (op[key] != null) vector(op[key], key);
+  if (op.color != null) parseColor(op.color);
+  if (op.ground_color != null) parseColor(op.ground_color);
+  if (op.shape != null) canonicalShape(op.shape);
+  if (op.size != null && (op.op === 'add' || op.shape != null)) sizeList(canonicalShape(op.shape ?? 'box'), op.size);
+  if (op.scale != null) scaleVector(op.scale);
+  if (op.opacity != null && !(Number(op.opacity) >= 0 && Number(op.opacity) <= 1)) throw new OpError(`opacity must be between 0 and 1; got ${op.opacity}`);
+  if (op.intensity != null && !(Number(op.intensity) >= 0)) throw new OpError(`intensity must be 0 or more; got ${op.intensity}`);
+}
+
+function updateObject(ctx, op) {
+  const object = findNamed(ctx.scene, op.name);
+  if (op.size != null && op.shape == null && object.userData.agentsdk) sizeList(object.userData.agentsdk.shape, op.size);
+  const changed = [];
+  if (op.new_name != null) {
+    const rename = checkName(op.new_name);
+    if (rename !== object.name && ctx.scene.getObjectByName(rename)) throw new OpError(`another object is already named "${rename}"`);
+    object.name = rename;
+    changed.push(`renamed to "${rename}"`);
+  }
+  if (op.shape != null || op.size != null) {
+    if (!object.isMesh) throw new OpError(`"${object.name}" is a ${object.type}, not a simple mesh: its shape and size cannot be set (use scale)`);
+    const previous = object.userData.agentsdk || {};
+    const shape = canonicalShape(op.shape ?? previous.shape ?? 'box');
+    const size = op.size ?? (op.shape == null ? previous.size : null);
+    object.geometry.dispose();
+    object.geometry = makeGeometry(shape, size);
+    object.userData.agentsdk = { shape, size: sizeList(shape, size) };
+    changed.push(`${shape} of size [${object.userData.agentsdk.size.join(', ')}]`);
+  }
+  if (op.color != null || op.opacity != null) {
+    const materials = [];
+    object.traverse((child) => {
+      for (const m of (Array.isArray(child.material) ? child.material : [child.material])) if (m && m.color) materials.push(m);
+    });
+    if (!materials.length && object.isLight && op.color != null) object.color.copy(parseColor(op.color));
+    for (const material of materials) applyMaterial(material, op);
+    if (op.color != null) changed.push(`colour ${op.color}`);
+    if (op.opacity != null) changed.push(`opacity ${op.opacity}`);
+  }
+  if (op.intensity != null) {
+    if (!object.isLight) throw new OpError(`"${object.name}" is not a light: intensity applies to lights`);
+    object.intensity = Number(op.intensity);
+    changed.push(`intensity ${op.intensity}`);
+  }
+  applyTransform(object, op);
+  for (const key of ['position', 'rotation', 'scale', 'visible']) if (op[key] != null) changed.push(`${key} ${JSON.stringify(op[key])}`);
+  if (object.isLight && op.target != null) setTarget(object, op.target);
+  ctx.changes.push(changed.length ? `updated "${object.name}": ${changed.join(', ')}` : `"${object.name}" unchanged (no fields given)`);
+}
+
+function removeObject(ctx, op) {
+  const object = findNamed(ctx.scene, op.name);
+  (object.parent || ctx.scene).remove(object);
+  dispose(object);
+  ctx.changes.push(`removed "${object.name}"`);
+}
+
+const LIGHT_DEFAULTS = {
+  ambient: { intensity: 0.6, position: null },
+  hemisphere: { intensity: 1.0, position: [0, 10, 0] },
+  directional: { intensity: 2.5, position: [5, 10, 7] },
+  point: { intensity: 3, position: [3, 5, 3] },
+  spot: { intensity: 4, position: [4, 8, 4] },
+};
+export const LIGHT_KINDS = Object.keys(LIGHT_DEFAULTS);
+
+function setTarget(light, target) {
+  if (!light.target) return;
+  light.target.position.fromArray(vector(target, 'target'));
+  light.target.updateMatrixWorld();
+}
+
+function addLight(ctx, op) {
+  const kind = String(op.kind || 'directional').toLowerCase().replace(/light$/, '').trim();
+  if (!LIGHT_DEFAULTS[kind]) throw new OpError(`unknown light kind "${op.kind}"; use one of: ${LIGHT_KINDS.join(', ')}`);
+  const defaults = LIGHT_DEFAULTS[kind];
+  const color = parseColor(op.color ?? 'white');
+  const intensity = op.intensity ?? defaults.intensity;
+  let light;
+  if (kind === 'ambient') light = new THREE.AmbientLight(color, intensity);
+  else if (kind === 'hemisphere') light = new THREE.HemisphereLight(color, parseColor(op.ground_color ?? '#444444'), intensity);
+  else if (kind === 'directional') light = new THREE.DirectionalLight(color, intensity);
+  // decay 0: intensity behaves like a directional light's, whatever the distance (easier to pick).
+  else if (kind === 'point') light = new THREE.PointLight(color, intensity, 0, 0);
+  else light = new THREE.SpotLight(color, intensity, 0, Math.PI / 5, 0.3, 0);
+  light.name = checkName(op.name ?? kind);
+  if (defaults.position) light.position.fromArray(op.position != null ? vector(op.position, 'position') : defaults.position);
+  if (light.target) setTarget(light, op.target ?? [0, 0, 0]);
+  const existing = ctx.scene.getObjectByName(light.name);
+  if (existing) {
+    (existing.parent || ctx.scene).remove(existing);
+    dispose(existing);
+    ctx.changes.push(`replaced the existing "${light.name}" with a ${kind} light`);
+  } else {
+    ctx.changes.push(`added ${kind} light "${light.name}"`);
+  }
+  ctx.scene.add(light);
+}
+
+function setCamera(ctx, op) {
+  const camera = ctx.state.camera;
+  if (op.fov != null) {
+    if (!camera.isPerspectiveCamera) throw new OpError('fov applies to a perspective camera; this scene uses an orthographic one');
+    if (!(Number(op.fov) > 1 && Number(op.fov) < 179)) throw new OpError(`fov must be between 1 and 179 degrees; got ${op.fov}`);
+  }
+  const position = op.position != null ? new THREE.Vector3(...vector(op.position, 'position')) : camera.position.clone();
+  const target = op.look_at != null ? new THREE.Vector3(...vector(op.look_at, 'look_at')) : ctx.state.cameraTarget.clone();
+  const direction = target.clone().sub(position);
+  if (direction.lengthSq() < 1e-12) throw new OpError('the camera cannot look at its own position: give look_at a different point');
+  camera.position.copy(position);
+  ctx.state.cameraTarget.copy(target);
+  if (op.fov != null) camera.fov = Number(op.fov);
+  // Looking straight up or down needs another "up" than +Y.
+  const vertical = Math.abs(direction.normalize().y) > 0.999;
+  camera.up.set(0, vertical ? 0 : 1, vertical ? (direction.y < 0 ? -1 : 1) : 0);
+  camera.lookAt(target);
+  camera.updateProjectionMatrix();
+  camera.updateMatrixWorld();
+  ctx.changes.push(`camera at (${fmt(camera.position.toArray())}) looking at (${fmt(ctx.state.cameraTarget.toArray())})`);
+}
+
+export const VIEW_DIRECTIONS = {
+  front: [0, 0, 1], back: [0, 0, -1], side: [1, 0, 0], right: [1, 0, 0], left: [-1, 0, 0],
+  top: [0, 1, 0], bottom: [0, -1, 0], iso: [1, 0.8, 1],
+};
+
+// World-space points of an object (every vertex, sampled down for heavy meshes): what it
+// really occupies, so framing is tight for spheres and rotated shapes.
+export function worldPoints(object, budget = 20000) {
+  const points = [];
+  object.updateWorldMatrix(true, true);
+  object.traverse((child) => {
+    if (!child.visible) return;
+    const position = child.geometry && child.geometry.attributes && child.geometry.attributes.position;
+    if (!position) return;
+    const instances = child.isInstancedMesh ? child.count : 1;
+    const step = Math.max(1, Math.ceil((position.count * instances) / budget));
+    const local = new THREE.Vector3();
+    const instance = new THREE.Matrix4();
+    for (let k = 0; k < instances; k += 1) {
+      const world = child.matrixWorld.clone();
+      if (child.isInstancedMesh) { child.getMatrixAt(k, instance); world.multiply(instance); }
+      for (let i = 0; i < position.count; i += step) points.push(local.fromBufferAttribute(position, i).applyMatrix4(world).clone());
+    }
+  });
+  return points;
+}
+
+function fitView(ctx, op) {
+  const { state } = ctx;
+  const names = op.names && op.names.length ? op.names : null;
+  const targets = names ? names.map((name) => findNamed(ctx.scene, name)) : ctx.units().map((unit) => unit.object);
+  const points = targets.flatMap((object) => worldPoints(object));
+  if (!points.length) throw new OpError(names ? `nothing with geometry in ${names.join(', ')}` : 'the scene has no objects with geometry to frame');
+  const box = new THREE.Box3().setFromPoints(points);
+  const center = box.getCenter(new THREE.Vector3());
+  const camera = state.camera;
+  let back; // unit vector from the centre towards the camera
+  if (op.view) {
+    if (!VIEW_DIRECTIONS[op.view]) throw new OpError(`unknown view "${op.view}"; use one of: ${Object.keys(VIEW_DIRECTIONS).join(', ')}`);
+    back = new THREE.Vector3(...VIEW_DIRECTIONS[op.view]).normalize();
+  } else {
+    camera.updateMatrixWorld();
+    back = camera.getWorldDirection(new THREE.Vector3()).negate(); // keep the current direction
+  }
+  const margin = op.margin ?? 1.15;
+  if (!(margin >= 1 && margin <= 10)) throw new OpError(`margin must be between 1 and 10; got ${op.margin}`);
+  // Orient a probe at the centre to get the view's right/up axes, then solve the distance in
+  // closed form: every point p must satisfy |x_p| <= tan(half fov) * depth_p / margin.
+  const probe = camera.clone();
+  probe.up.copy(Math.abs(back.y) > 0.999 ? new THREE.Vector3(0, 0, back.y > 0 ? -1 : 1) : new THREE.Vector3(0, 1, 0));
+  probe.position.copy(center).add(back);
+  probe.lookAt(center);
+  probe.updateMatrixWorld();
+  const right = new THREE.Vector3().setFromMatrixColumn(probe.matrixWorld, 0);
+  const up = new THREE.Vector3().setFromMatrixColumn(probe.matrixWorld, 1);
+  const aspect = ctx.aspect;
+  const radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2, 1e-3);
+  let distance = 0;
+  if (camera.isPerspectiveCamera) {
+    const tanY = Math.tan(THREE.MathUtils.degToRad(camera.fov / 2));
+    const tanX = tanY * aspect;
+    for (const p of points) {
+      const offset = p.clone().sub(center);
+      const along = offset.dot(back); // towards the camera: closer points need more room
+      distance = Math.max(
+        distance,
+        (Math.abs(offset.dot(right)) * margin) / tanX + along,
+        (Math.abs(offset.dot(up)) * margin) / tanY + along,
+      );
+    }
+    distance = Math.max(distance, radius * 0.05 + 1e-3);
+  } else {
+    let extent = 0;
+    for (const p of points) {
+      const offset = p.clone().sub(center);
+      extent = Math.max(extent, Math.abs(offset.dot(right)) / aspect, Math.abs(offset.dot(up)));
+    }
+    distance = radius * 4;
+    camera.zoom = (camera.top - camera.bottom) / 2 / Math.max(extent * margin, 1e-6);
+  }
+  camera.up.copy(probe.up);
+  camera.position.copy(center).addScaledVector(back, distance);
+  state.cameraTarget.copy(center);
+  camera.near = Math.min(camera.near, Math.max(distance / 1000, 1e-3));
+  camera.far = Math.max(camera.far, distance + radius * 10);
+  camera.lookAt(center);
+  camera.updateProjectionMatrix();
+  camera.updateMatrixWorld();
+  ctx.changes.push(`camera moved to (${fmt(camera.position.toArray())}) looking at (${fmt(center.toArray())}) to frame ${names ? names.join(', ') : 'every object'}`);
+}
+
+export function fmt(values) {
+  return values.map((v) => Number(v.toFixed(2)).toString()).join(', ');
+}
+
+const HANDLERS = { add: addObject, update: updateObject, remove: removeObject, light: addLight, camera: setCamera, fit: fitView };
+
+export function applyOps(ctx, ops) {
+  for (const op of ops) {
+    const handler = HANDLERS[op.op];
+    if (!handler) throw new OpError(`unknown operation ${op.op}`);
+    validate(op);
+    handler(ctx, op);
+  }
+}
