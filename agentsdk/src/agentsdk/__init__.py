@@ -17,6 +17,7 @@ from .errors import (
     ToolRetriesExceeded,
     UnexpectedModelBehavior,
 )
+from .loopguard import LoopDetected, LoopGuard
 from .messages import Image, ImagePart, Message, TextPart, ToolCallPart, ToolResultPart, Usage
 from .models import (
     ContentFilteredError,
@@ -51,6 +52,8 @@ __all__ = [
     "FallbackModel",
     "Image",
     "ImagePart",
+    "LoopDetected",
+    "LoopGuard",
     "MalformedResponseError",
     "MaxTurnsExceeded",
     "Message",

@@ -16,6 +16,7 @@ from .artifacts import ArtifactStore, default_runs_dir
 from .errors import RunTimeout
 from .events import Event, RunFailed, RunFinished
 from .loop import RunConfig, run_events
+from .loopguard import LoopGuard
 from .messages import Message
 from .models import Model, ModelSettings, Tiers
 from .output import OutputSpec
@@ -32,6 +33,7 @@ EventHook = Callable[[Event], None]
 
 def _new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+
 
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -58,6 +60,10 @@ class Agent:
         artifacts_dir: Where run folders go (default: the user cache dir).
         trace: A JSONL file the events of every run are appended to.
         deps: Any object tools receive as ``ctx.deps``.
+        loop_guard: Loop and stall detection: a turn that only repeats the previous
+            turn's calls is answered with an error instead of running them again, a
+            repeated error says so, and ``max_strikes`` looping turns in a row end the
+            run with ``LoopDetected``. ``None`` turns it off.
     """
 
     def __init__(
@@ -79,6 +85,7 @@ class Agent:
         artifacts_dir: str | Path | None = None,
         trace: str | Path | None = None,
         deps: Any = None,
+        loop_guard: LoopGuard | None = LoopGuard(),
     ):
         self.name = name
         self.instructions = instructions
@@ -108,6 +115,7 @@ class Agent:
         self.artifacts_dir = Path(artifacts_dir) if artifacts_dir else default_runs_dir()
         self.trace = Path(trace) if trace else None
         self.deps = deps
+        self.loop_guard = loop_guard
 
     @property
     def model(self) -> Model | Tiers:
@@ -162,6 +170,7 @@ class Agent:
             stream=stream,
             messages=messages,
             refresh_tools=self._tool_refresher() if self._changing else None,
+            guard=self.loop_guard.fresh() if self.loop_guard is not None else None,
         )
 
     def _tool_refresher(self) -> Callable[[], dict[str, Tool] | None]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from .events import (
     ToolCallStarted,
     TurnFinished,
 )
+from .loopguard import LoopDetected, LoopGuard
 from .messages import (
     ImagePart,
     Message,
@@ -70,6 +71,10 @@ class RunConfig:
     messages: list[Message] = field(default_factory=list)
     reset_tool_choice: bool = True
     """After a turn that called tools, a forced tool_choice becomes "auto"."""
+    guard: LoopGuard | None = None
+    """Loop and stall detection for this run (``None``: off)."""
+    refresh_tools: Callable[[], dict[str, Tool] | None] | None = None
+    """Called before each later turn: the new tools when a toolkit's changed, else None."""
 
 
 class _ImageBudget:
@@ -174,6 +179,11 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
     yield RunStarted(cfg.run_id, cfg.agent_name, user.text, cfg.model.name, list(cfg.tools))
 
     for turn in range(1, cfg.max_turns + 1):
+        if cfg.refresh_tools is not None and turn > 1:
+            fresh = cfg.refresh_tools()
+            if fresh is not None:  # e.g. an MCP server said its tool list changed
+                cfg.tools = fresh
+                specs = [t.spec() for t in fresh.values()]
         request = _trusted(
             ModelRequest,
             {
@@ -238,7 +248,12 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             settings = settings.model_copy(update={"tool_choice": "auto"})
         for call in calls:
             yield ToolCallStarted(cfg.run_id, turn, call.id, call.name, call.arguments)
-        outcomes = await _run_calls(cfg, calls, turn)
+        guard = cfg.guard
+        blocked = guard.before(calls) if guard is not None else {}
+        outcomes = await _run_calls(cfg, calls, turn, blocked)
+        if guard is not None:
+            reviewed = guard.after(calls, [o for o, _ in outcomes])
+            outcomes = [(o, d) for o, (_, d) in zip(reviewed, outcomes, strict=True)]
 
         result_parts: list[ToolResultPart] = []
         trailing: list[TextPart | ImagePart] = []
@@ -277,6 +292,8 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
         yield TurnFinished(
             cfg.run_id, turn, served_by, tier, turn_usage, len(calls), finish, tokens
         )
+        if guard is not None and (why := guard.stuck) is not None:
+            raise LoopDetected(f"the run was stopped: {why}", _result(cfg, None, usages, turn))
 
     raise MaxTurnsExceeded(
         f"the run used all {cfg.max_turns} turns without a final answer",
@@ -397,13 +414,16 @@ def _route_outcome(
 
 
 async def _run_calls(
-    cfg: RunConfig, calls: list[ToolCallPart], turn: int
+    cfg: RunConfig, calls: list[ToolCallPart], turn: int, blocked: dict[int, ToolOutcome]
 ) -> list[tuple[ToolOutcome, float]]:
-    if len(calls) == 1:  # the common turn: no bookkeeping for order or concurrency
+    """Run this turn's calls; ``blocked`` ones (by position) get their given outcome."""
+    if len(calls) == 1 and not blocked:  # the common turn: no bookkeeping
         start = time.perf_counter()
         outcome = await _call(cfg, calls[0], turn)
         return [(outcome, time.perf_counter() - start)]
-    results: list[tuple[ToolOutcome, float] | None] = [None] * len(calls)
+    results: list[tuple[ToolOutcome, float] | None] = [
+        (blocked[i], 0.0) if i in blocked else None for i in range(len(calls))
+    ]
 
     async def one(i: int, call: ToolCallPart) -> None:
         start = time.perf_counter()
@@ -412,7 +432,7 @@ async def _run_calls(
     concurrent = [
         (i, c)
         for i, c in enumerate(calls)
-        if not (c.name in cfg.tools and cfg.tools[c.name].sequential)
+        if i not in blocked and not (c.name in cfg.tools and cfg.tools[c.name].sequential)
     ]
     if len(concurrent) == 1:
         await one(*concurrent[0])

@@ -1,0 +1,108 @@
+"""Loop and stall detection (issue #14, point 3): a model that repeats itself is told
+so, and a run that keeps looping ends with a clear reason."""
+
+from __future__ import annotations
+
+import pytest
+from agentsdk.testing import ScriptedModel
+
+from agentsdk import Agent, LoopDetected, LoopGuard, ToolCallPart, ToolError, tool
+
+pytestmark = pytest.mark.anyio
+
+
+def _counter() -> tuple[dict[str, int], object, object]:
+    runs = {"look": 0, "paint": 0}
+
+    @tool
+    def look(view: str) -> str:
+        """Look at the scene.
+
+        Args:
+            view: Which view.
+        """
+        runs["look"] += 1
+        return f"the {view} view shows a grey box"
+
+    @tool
+    def paint(colour: str) -> str:
+        """Paint the box.
+
+        Args:
+            colour: A colour name.
+        """
+        runs["paint"] += 1
+        return f"painted {colour}"
+
+    return runs, look, paint
+
+
+def _look(view: str = "front") -> ToolCallPart:
+    return ToolCallPart(name="look", arguments={"view": view})
+
+
+async def test_repeating_the_same_call_is_refused_then_stops_the_run() -> None:
+    runs, look, paint = _counter()
+    model = ScriptedModel([_look()] * 6)
+    with pytest.raises(LoopDetected, match=r"repeated look\(\{\"view\": \"front\"\}\)") as info:
+        await Agent(model, tools=[look, paint]).run("look at it")
+    assert runs["look"] == 1  # the repeats never ran the tool
+    assert info.value.result is not None and info.value.result.turns == 4
+    refused = model.requests[2].messages[-1].tool_results[0]
+    assert refused.is_error and refused.text.startswith("Loop detected: you called look")
+    assert "the front view shows a grey box" in refused.text
+
+
+async def test_a_model_that_reads_the_refusal_can_finish() -> None:
+    runs, look, paint = _counter()
+    model = ScriptedModel([_look(), _look(), "It is a grey box."])
+    result = await Agent(model, tools=[look, paint]).run("look")
+    assert result.output == "It is a grey box." and runs["look"] == 1
+
+
+async def test_looking_again_after_a_change_is_not_a_loop() -> None:
+    runs, look, paint = _counter()
+    steps = [
+        _look(),
+        ToolCallPart(name="paint", arguments={"colour": "red"}),
+        _look(),
+        [ToolCallPart(name="paint", arguments={"colour": "red"}), _look()],
+        "done",
+    ]
+    result = await Agent(ScriptedModel(steps), tools=[look, paint]).run("paint it red")
+    assert result.output == "done" and runs == {"look": 3, "paint": 2}
+
+
+async def test_the_same_error_twice_is_pointed_out() -> None:
+    @tool
+    def open_file(path: str) -> str:
+        """Open a file.
+
+        Args:
+            path: Where it is.
+        """
+        raise ToolError("files must be inside the project folder")
+
+    model = ScriptedModel(
+        [
+            ToolCallPart(name="open_file", arguments={"path": "/etc/a"}),
+            ToolCallPart(name="open_file", arguments={"path": "/etc/b"}),
+            "I cannot open it.",
+        ]
+    )
+    await Agent(model, tools=[open_file]).run("open")
+    first = model.requests[1].messages[-1].tool_results[0].text
+    second = model.requests[2].messages[-1].tool_results[0].text
+    assert "same error" not in first
+    assert "This is the same error as your previous call of open_file" in second
+
+
+async def test_the_guard_can_be_tuned_or_turned_off() -> None:
+    runs, look, _ = _counter()
+    await Agent(ScriptedModel([_look()] * 4 + ["ok"]), tools=[look], loop_guard=None).run("x")
+    assert runs["look"] == 4
+    runs, look, _ = _counter()
+    with pytest.raises(LoopDetected, match="1 looping turns"):
+        await Agent(
+            ScriptedModel([_look()] * 3), tools=[look], loop_guard=LoopGuard(max_strikes=1)
+        ).run("x")
