@@ -89,12 +89,12 @@ class GodotProject:
 
     def settings(self) -> ResourceText:
         """project.godot parsed."""
-        return parse_resource_text((self.path / "project.godot").read_text(encoding="utf-8"))
+        return parse_resource_text(_read(self.path / "project.godot"))
 
     def save_settings(self, settings: ResourceText) -> None:
         """Write project.godot."""
         text = settings.to_text(self.dialect.style, config=True)
-        (self.path / "project.godot").write_text(text, encoding="utf-8")
+        (self.path / "project.godot").write_bytes(text.encode("utf-8"))
 
     def get_setting(self, section: str, key: str) -> Variant:
         """A setting such as ("application", "run/main_scene"), or None."""
@@ -132,7 +132,7 @@ class GodotProject:
         file = self.file(path)
         if not file.exists():
             raise ProjectPathError(f"{self.res_path(file)} does not exist")
-        return SceneFile.parse(file.read_text(encoding="utf-8"))
+        return SceneFile.parse(_read(file))
 
     def write_scene(self, path: str, scene: SceneFile) -> str:
         """Write a .tscn/.tres; returns its res:// path."""
@@ -140,7 +140,7 @@ class GodotProject:
         if file.suffix not in (".tscn", ".tres"):
             raise ProjectPathError(f"{path}: scenes end in .tscn, resources in .tres")
         file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(scene.to_text(self.dialect.style), encoding="utf-8")
+        file.write_bytes(scene.to_text(self.dialect.style).encode("utf-8"))
         return self.res_path(file)
 
     read_resource = read_scene
@@ -162,3 +162,8 @@ class GodotProject:
         return sorted(
             self.res_path(p) for p in self.path.rglob("*.tscn") if ".import" not in p.parts
         )
+
+
+def _read(file: Path) -> str:
+    # bytes, not read_text: universal newlines would turn a file's \r\n into \n
+    return file.read_bytes().decode("utf-8")

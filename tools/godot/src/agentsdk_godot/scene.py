@@ -5,7 +5,15 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 
-from agentsdk_godot.resource_text import Section, format_key, parse_resource_text
+from agentsdk_godot.resource_text import (
+    Block,
+    Section,
+    SectionOrigin,
+    format_key,
+    join_blocks,
+    parse_resource_text,
+    render_section,
+)
 from agentsdk_godot.variant import (
     GODOT3_STYLE,
     ExtResource,
@@ -30,6 +38,7 @@ class ExtResourceEntry:
     type: str
     path: str
     extra: dict[str, Variant] = field(default_factory=dict)  # e.g. Godot 4 `uid`
+    origin: SectionOrigin | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -39,6 +48,7 @@ class SubResourceEntry:
     id: int | str
     type: str
     properties: dict[str, Variant] = field(default_factory=dict)
+    origin: SectionOrigin | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -54,6 +64,7 @@ class NodeEntry:
     instance: ExtResource | None = None
     properties: dict[str, Variant] = field(default_factory=dict)
     extra: dict[str, Variant] = field(default_factory=dict)  # groups, index, owner, ...
+    origin: SectionOrigin | None = field(default=None, compare=False, repr=False)
 
     @property
     def path(self) -> str:
@@ -76,6 +87,10 @@ class SceneFile:
     nodes: list[NodeEntry] = field(default_factory=list)
     resource_properties: dict[str, Variant] = field(default_factory=dict)  # [resource]
     tail: list[Section] = field(default_factory=list)  # connections, editable, ...
+    # where a parsed file's heading and [resource] section came from (kept text, see resource_text)
+    header_origin: SectionOrigin | None = field(default=None, compare=False, repr=False)
+    resource_origin: SectionOrigin | None = field(default=None, compare=False, repr=False)
+    leading: str = field(default="", compare=False, repr=False)
 
     # ---------- reading and writing
 
@@ -94,6 +109,8 @@ class SceneFile:
             format=int(fmt) if isinstance(fmt, int) else 2,
             resource_type=_opt_str(attrs.pop("type", None)),
             header_extra=attrs,
+            header_origin=head.origin,
+            leading=doc.leading or "",
         )
         for section in doc.sections[1:]:
             a = dict(section.attrs)
@@ -104,11 +121,17 @@ class SceneFile:
                         type=str(a.pop("type", "")),
                         path=str(a.pop("path", "")),
                         extra=a,
+                        origin=section.origin,
                     )
                 )
             elif section.tag == "sub_resource":
                 scene.sub_resources.append(
-                    SubResourceEntry(_id(a.pop("id")), str(a.pop("type", "")), section.properties)
+                    SubResourceEntry(
+                        _id(a.pop("id")),
+                        str(a.pop("type", "")),
+                        section.properties,
+                        origin=section.origin,
+                    )
                 )
             elif section.tag == "node":
                 instance = a.pop("instance", None)
@@ -120,16 +143,18 @@ class SceneFile:
                         instance=instance if isinstance(instance, ExtResource) else None,
                         properties=section.properties,
                         extra=a,
+                        origin=section.origin,
                     )
                 )
             elif section.tag == "resource":
                 scene.resource_properties = section.properties
+                scene.resource_origin = section.origin
             else:
                 scene.tail.append(section)
         return scene
 
     def to_text(self, style: TextStyle = GODOT3_STYLE) -> str:
-        """Serialize in the engine's layout (ext resources together, a blank line between blocks)."""
+        """Serialize in the engine's layout; what was parsed and not changed keeps its text."""
         head: dict[str, Variant] = {}
         if self.kind == "gd_resource" and self.resource_type:
             head["type"] = self.resource_type
@@ -139,29 +164,42 @@ class SceneFile:
         head["format"] = self.format
         head.update(self.header_extra)
         legacy = self.format < 3
-        blocks = [_block(self.kind, head, {}, style, legacy)]
-        if self.ext_resources:
-            # one block: ext_resource lines are not separated by blank lines
-            blocks.append(
-                "".join(
-                    _block(
-                        "ext_resource",
-                        # the engine's attribute order: Godot 3 path-type-id, Godot 4 type-uid-path-id
-                        {"path": e.path, "type": e.type, **e.extra, "id": e.id}
-                        if legacy
-                        else {"type": e.type, **e.extra, "path": e.path, "id": e.id},
-                        {},
-                        style,
-                        legacy,
-                    )
-                    for e in self.ext_resources
-                )
+
+        def block(
+            tag: str,
+            attrs: dict[str, Variant],
+            props: dict[str, Variant],
+            origin: SectionOrigin | None,
+        ) -> Block:
+            text = render_section(
+                tag,
+                attrs,
+                props,
+                origin,
+                attr_text=lambda k, v: _attr_text(k, v, style, legacy),
+                line_text=lambda k, v: f"{format_key(k)} = {format_variant(v, style)}",
+                first_gap="\n",
             )
+            return Block(text, origin)
+
+        blocks = [block(self.kind, head, {}, self.header_origin)]
+        for e in self.ext_resources:
+            # the engine's attribute order: Godot 3 path-type-id, Godot 4 type-uid-path-id
+            attrs: dict[str, Variant] = (
+                {"path": e.path, "type": e.type, **e.extra, "id": e.id}
+                if legacy
+                else {"type": e.type, **e.extra, "path": e.path, "id": e.id}
+            )
+            blocks.append(block("ext_resource", attrs, {}, e.origin))
+            blocks[-1].gap = "\n"  # ext_resource lines are not separated by blank lines
+        if self.ext_resources:
+            blocks[-1].gap = "\n\n"
         for sub in self._subs_in_dependency_order():
-            attrs: dict[str, Variant] = {"type": sub.type, "id": sub.id}
-            blocks.append(_block("sub_resource", attrs, sub.properties, style, legacy))
+            blocks.append(
+                block("sub_resource", {"type": sub.type, "id": sub.id}, sub.properties, sub.origin)
+            )
         if self.kind == "gd_resource":
-            blocks.append(_block("resource", {}, self.resource_properties, style, legacy))
+            blocks.append(block("resource", {}, self.resource_properties, self.resource_origin))
         for node in self.nodes:
             attrs = {"name": node.name}
             if node.type is not None:
@@ -171,13 +209,16 @@ class SceneFile:
             attrs.update(node.extra)
             if node.instance is not None:
                 attrs["instance"] = node.instance
-            blocks.append(_block("node", attrs, node.properties, style, legacy))
-        tail = "".join(_block(t.tag or "", t.attrs, t.properties, style, legacy) for t in self.tail)
-        if tail and legacy:
-            blocks[-1] += tail  # Godot 3 writes connections right under the last node
-        elif tail:
-            blocks.append(tail)
-        return "\n".join(blocks)
+            blocks.append(block("node", attrs, node.properties, node.origin))
+        if self.tail and legacy:
+            blocks[-1].gap = "\n"  # Godot 3 writes connections right under the last node
+        for index, section in enumerate(self.tail):
+            blocks.append(
+                block(section.tag or "", section.attrs, section.properties, section.origin)
+            )
+            if index + 1 < len(self.tail):
+                blocks[-1].gap = "\n"  # connections are not separated by blank lines
+        return join_blocks(blocks, self.leading)
 
     def _subs_in_dependency_order(self) -> list[SubResourceEntry]:
         # the engine resolves SubResource(...) only to resources written above it
@@ -298,26 +339,14 @@ def _sub_refs(values: list[Variant]) -> list[int | str]:
     return refs
 
 
-def _block(
-    tag: str,
-    attrs: dict[str, Variant],
-    properties: dict[str, Variant],
-    style: TextStyle,
-    legacy: bool,
-) -> str:
-    """One `[tag ...]` heading and its `key = value` lines, spelled as the engine does."""
-    heading = ""
-    for key, value in attrs.items():
-        if legacy and key == "groups" and isinstance(value, list):
-            rows = "".join(format_variant(g, style) + ",\n" for g in value)
-            heading += f" groups=[\n{rows}]"
-        elif legacy and key == "binds":
-            heading += " binds= " + format_variant(value, style)
-        else:
-            heading += f" {key}={format_variant(value, style)}"
-    lines = [f"[{tag}{heading}]"]
-    lines += [f"{format_key(k)} = {format_variant(v, style)}" for k, v in properties.items()]
-    return "\n".join(lines) + "\n"
+def _attr_text(key: str, value: Variant, style: TextStyle, legacy: bool) -> str:
+    """One ` key=value` of a heading, spelled as the engine does."""
+    if legacy and key == "groups" and isinstance(value, list):
+        rows = "".join(format_variant(g, style) + ",\n" for g in value)
+        return f" groups=[\n{rows}]"
+    if legacy and key == "binds":
+        return " binds= " + format_variant(value, style)
+    return f" {key}={format_variant(value, style)}"
 
 
 def _id(value: Variant) -> int | str:

@@ -87,9 +87,12 @@ class TextStyle:
     pad_constructors: bool  # Godot 3: `Vector3( 1, 2, 3 )`; Godot 4: `Vector3(1, 2, 3)`
     pad_arrays: bool  # Godot 3: `[ 1, 2 ]` and `[  ]`; Godot 4: `[1, 2]` and `[]`
     string_resource_ids: bool  # Godot 4: `ExtResource("1_ab3cd")`
+    empty_dict: str = "{}"  # Godot 3 writes an empty dictionary over three lines
 
 
-GODOT3_STYLE = TextStyle(pad_constructors=True, pad_arrays=True, string_resource_ids=False)
+GODOT3_STYLE = TextStyle(
+    pad_constructors=True, pad_arrays=True, string_resource_ids=False, empty_dict="{\n\n}"
+)
 GODOT4_STYLE = TextStyle(pad_constructors=False, pad_arrays=False, string_resource_ids=True)
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
@@ -352,7 +355,7 @@ def format_variant(value: Variant, style: TextStyle = GODOT3_STYLE, *, _arg: boo
         return f"[{inner}]"
     if isinstance(value, dict):
         if not value:
-            return "{}"
+            return style.empty_dict
         rows = ",\n".join(
             f"{format_variant(k, style)}: {format_variant(v, style)}" for k, v in value.items()
         )
