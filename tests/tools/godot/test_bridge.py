@@ -162,3 +162,30 @@ async def test_bridge_drops_clients_that_do_not_say_hello(
         assert 1.0 < seconds["silent"] < 8, seconds
         assert grown_mb < 8, f"the game grew by {grown_mb:.1f} MB"
         assert await game.request("ping") == "pong"  # the real client is still served
+
+
+CHATTY = """\
+extends Node
+
+func _process(_delta):
+\tfor i in range(200):
+\t\tprint("spam spam spam spam spam spam spam spam spam spam spam spam spam spam spam ", i)
+"""
+
+
+@pytest.mark.anyio
+async def test_a_chatty_game_does_not_grow_the_agent(
+    engine: GodotEngine, project: GodotProject
+) -> None:
+    project.write_text("res://chatty.gd", CHATTY)
+    scene = project.new_scene("Main", "Node")
+    scene.attach_script(".", "res://chatty.gd")
+    project.write_scene("res://main.tscn", scene)
+    project.main_scene = "res://main.tscn"
+    async with GameSession(project, engine, window=False) as game:
+        deadline = time.monotonic() + 60
+        while "earlier characters dropped" not in game.output():  # more than the cap arrived
+            assert time.monotonic() < deadline, len(game.output())
+            await anyio.sleep(0.2)
+        assert len(game.output()) < 2_100_000
+        assert await game.request("ping") == "pong"

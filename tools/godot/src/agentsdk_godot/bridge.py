@@ -10,6 +10,7 @@ within `hello_timeout`, or whose first frame is over 4 KB (later frames: 16 MB).
 
 from __future__ import annotations
 
+import collections
 import json
 import secrets
 import shutil
@@ -35,6 +36,7 @@ __all__ = ["PROTOCOL_VERSION", "BridgeError", "GameSession", "Handshake"]
 
 PROTOCOL_VERSION = 1
 _MAX_REPLY_BYTES = 64 * 1024 * 1024  # a whole scene tree is a few MB at most
+_OUTPUT_CAP = 2_000_000  # characters of the game's output kept (the most recent)
 _ADDON = "addons/agentsdk_bridge"
 _AUTOLOAD = "AgentsdkBridge"
 
@@ -55,7 +57,9 @@ class _OutputPump:
 
     def __init__(self, proc: ManagedProcess):
         self.proc = proc
-        self.text: list[str] = []
+        self.text: collections.deque[str] = collections.deque()
+        self.size = 0  # characters in `text`
+        self.dropped = 0  # characters dropped from the front to stay under _OUTPUT_CAP
         self.lock = threading.Lock()
         self._prompts = 0
         self.threads = [
@@ -79,6 +83,11 @@ class _OutputPump:
             text = chunk.decode(errors="replace")
             with self.lock:
                 self.text.append(text)
+                self.size += len(text)
+                while self.size > _OUTPUT_CAP and len(self.text) > 1:
+                    old = self.text.popleft()
+                    self.size -= len(old)
+                    self.dropped += len(old)
             if answer and "debug> " in text:
                 self._answer(text.count("debug> "))
 
@@ -96,7 +105,8 @@ class _OutputPump:
 
     def output(self) -> str:
         with self.lock:
-            return "".join(self.text)
+            note = f"[{self.dropped} earlier characters dropped]\n" if self.dropped else ""
+            return note + "".join(self.text)
 
 
 class GameSession:
@@ -328,7 +338,7 @@ class GameSession:
         return file.read_bytes()
 
     def output(self) -> str:
-        """Everything the game printed so far (stdout and stderr, as they arrived)."""
+        """What the game printed (stdout and stderr as they arrived; the last ~2 MB)."""
         return self._pump.output() if self._pump else ""
 
     def recent_errors(self) -> list[Diagnostic]:
