@@ -133,7 +133,7 @@ def build_agent(model: str | None, out: Path) -> Agent:
     return Agent(
         model=model or FunctionModel(artist, name="scripted-artist"),
         instructions=INSTRUCTIONS,
-        tools=[BlenderToolkit(output_dir=out)],
+        tools=[BlenderToolkit(output_dir=out, groups=["core", "assets"])],
         artifacts_dir=out,
         max_turns=30,
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,9 +16,12 @@ from agentsdk.testing import ScriptedModel
 from agentsdk.tools import ToolOutcome
 from agentsdk_blender import BlenderToolkit, BlenderWorker
 from agentsdk_blender.protocol import ResetResult
+from agentsdk_blender.toolkit_base import GROUPS
 from PIL import Image as PILImage
 
 from agentsdk import Agent, ImagePart, ToolCallPart
+
+ASSIMP_MODELS = Path("/usr/share/assimp/models")
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +32,10 @@ async def toolkit(
 ) -> AsyncIterator[BlenderToolkit]:
     """One warm toolkit (execute_python enabled) for the module; exports go to a temp folder."""
     kit = BlenderToolkit(
-        BlenderWorker(timeout=60), allow_python=True, output_dir=tmp_path_factory.mktemp("out")
+        BlenderWorker(timeout=60),
+        groups=GROUPS,
+        output_dir=tmp_path_factory.mktemp("out"),
+        read_roots=[ASSIMP_MODELS],
     )
     async with kit:
         yield kit
@@ -193,8 +201,8 @@ async def test_import_real_assets(
 
 
 async def test_import_missing_file_is_an_error_the_model_can_fix(toolkit: BlenderToolkit) -> None:
-    outcome = await call(toolkit, "import_asset", path="/nonexistent/model.glb")
-    assert outcome.is_error and "no such file" in outcome.text
+    outcome = await call(toolkit, "import_asset", path="glTF2/no-such-model.glb")
+    assert outcome.is_error and "no such file: glTF2/no-such-model.glb" in outcome.text
 
 
 async def test_execute_python_output_and_errors(toolkit: BlenderToolkit) -> None:
@@ -215,13 +223,29 @@ async def test_execute_python_is_off_by_default() -> None:
     assert "execute_python" not in names and "render" in names
 
 
-@pytest.mark.slow
-async def test_os_exit_in_execute_python_reports_scene_lost(toolkit: BlenderToolkit) -> None:
+async def test_crash_in_execute_python_restores_the_scene(toolkit: BlenderToolkit) -> None:
     await build_red_cube_scene(toolkit)
+    before = await ok(toolkit, "scene_info")
     outcome = await call(toolkit, "execute_python", code="import os\nos._exit(9)")
     assert outcome.is_error
-    assert "exit code 9" in outcome.text and "scene was lost" in outcome.text
-    assert (await ok(toolkit, "scene_info"))["total_objects"] == 0
+    assert "exit code 9" in outcome.text and "restored from the last save" in outcome.text
+    assert await ok(toolkit, "scene_info") == before
+
+
+async def test_a_worker_lost_between_calls_is_said_in_the_next_result(
+    toolkit: BlenderToolkit,
+) -> None:
+    await build_red_cube_scene(toolkit)
+    worker = toolkit.connection
+    assert isinstance(worker, BlenderWorker) and worker.pid is not None
+    os.killpg(worker.pid, signal.SIGKILL)
+    assert worker._process is not None
+    await worker._process.wait(timeout=10)
+    outcome = await call(toolkit, "scene_info")
+    assert not outcome.is_error
+    note, body = outcome.parts
+    assert "restarted; the scene was restored from the last save" in note.text  # type: ignore[union-attr]
+    assert {o["name"] for o in json.loads(body.text)["objects"]} == {"Crate", "Camera", "Light"}  # type: ignore[union-attr]
 
 
 async def test_agent_sees_the_render(toolkit: BlenderToolkit) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,8 +29,9 @@ from agentsdk_blender.protocol import (
     SceneInfo,
     SceneInfoArgs,
     ScriptOutput,
+    SetTransformArgs,
 )
-from agentsdk_blender.worker import check_hello
+from agentsdk_blender.worker import WorkerRestartedError, check_hello
 
 pytestmark = pytest.mark.anyio
 
@@ -120,32 +123,72 @@ async def test_memory_limit(worker: BlenderWorker) -> None:
     assert ok.stdout == "4\n"
 
 
-@pytest.mark.slow
-async def test_os_exit_restarts_worker_and_says_scene_lost(
+async def test_crash_mid_command_restarts_with_the_scene_restored(
     worker: BlenderWorker, group_members: Callable[[int], list[int]]
 ) -> None:
-    await _fresh_cube(worker)
+    cube = await _fresh_cube(worker)
     old_pid = worker.pid
     assert old_pid is not None
-    code = "import os\nos._exit(3)\n"
-    with pytest.raises(SceneLostError, match=r"exit code 3.*restarted.*scene was lost"):
+    code = "bpy.data.objects.remove(bpy.data.objects['Crate'])\nimport os\nos._exit(3)\n"
+    with pytest.raises(WorkerRestartedError, match=r"exit code 3.*restored from the last save"):
         await worker.call("execute_python", ExecutePythonArgs(code=code), ScriptOutput)
     assert worker.pid not in (None, old_pid)
     assert group_members(old_pid) == []
-    assert await _scene(worker) == {}
+    assert await _scene(worker) == {"Crate": cube}  # as before the command, not half-done
+
+
+async def test_worker_killed_while_idle_comes_back_with_its_scene(worker: BlenderWorker) -> None:
+    cube = await _fresh_cube(worker)
+    moved = await worker.call(
+        "set_transform", SetTransformArgs(name="Crate", location=(4.0, 0.0, 0.0)), ObjectInfo
+    )
+    assert moved.location != cube.location
+    old_pid = worker.pid
+    assert old_pid is not None
+    os.killpg(old_pid, signal.SIGKILL)  # e.g. the OOM killer, between two tool calls
+    await _wait_dead(worker)
+    assert await _scene(worker) == {"Crate": moved}
+    assert worker.pid != old_pid
+    notice = worker.take_notice()
+    assert notice is not None
+    assert "exit code -9" in notice and "restored from the last save" in notice
+    assert worker.take_notice() is None  # said once
+
+
+async def test_unrestorable_save_is_a_scene_lost_error(worker: BlenderWorker) -> None:
+    await _fresh_cube(worker)
+    saved = worker.saved_scene
+    assert saved is not None and saved.is_file()
+    pid = worker.pid
+    assert pid is not None
+    os.killpg(pid, signal.SIGKILL)
+    await _wait_dead(worker)
+    saved.write_bytes(b"not a blend file")  # the save was damaged (disk trouble, a bad copy)
+    with pytest.raises(SceneLostError, match=r"could not be restored.*now empty"):
+        await _scene(worker)
+    assert await _scene(worker) == {}  # never silently on a stale or empty scene
+    assert worker.take_notice() is None
+
+
+async def _wait_dead(worker: BlenderWorker) -> None:
+    process = worker._process
+    assert process is not None
+    await process.wait(timeout=10)
 
 
 @pytest.mark.slow
 async def test_hang_times_out_and_restarts(
     worker: BlenderWorker, group_members: Callable[[int], list[int]]
 ) -> None:
+    cube = await _fresh_cube(worker)
     old_pid = worker.pid
     assert old_pid is not None
     code = "import time\ntime.sleep(600)\n"
-    with pytest.raises(SceneLostError, match=r"did not finish within 2 s.*scene was lost"):
+    with pytest.raises(WorkerRestartedError, match=r"did not finish within 2 s.*restored"):
         await worker.call("execute_python", ExecutePythonArgs(code=code), ScriptOutput, timeout=2)
     assert group_members(old_pid) == []
     assert (await worker.call("ping", None, PingResult)).pid == worker.pid != old_pid
+    assert await _scene(worker) == {"Crate": cube}
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ _EXPORTS = {
     "BlenderError": "worker",
     "CommandFailed": "worker",
     "SceneLostError": "worker",
+    "WorkerRestartedError": "worker",
     "ProtocolMismatchError": "worker",
     "BlenderConnection": "worker",
     "BlenderBridge": "bridge",
@@ -39,6 +40,7 @@ __all__ = [
     "CommandFailed",
     "ProtocolMismatchError",
     "SceneLostError",
+    "WorkerRestartedError",
     "validate_asset",
 ]
 
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
         CommandFailed,
         ProtocolMismatchError,
         SceneLostError,
+        WorkerRestartedError,
     )
 
 

@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 ADDON_PACKAGE = "agentsdk_blender_bridge"
-_SOURCES = ("engine.py", "engine_io.py", "engine_errors.py", "framing.py")
+_SOURCES = ("engine.py", "engine_io.py", "engine_errors.py", "engine_state.py", "framing.py")
 
 
 def build_addon_zip(destination: str | Path) -> Path:

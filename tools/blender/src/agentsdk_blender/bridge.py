@@ -48,6 +48,7 @@ class BlenderBridge:
         self._reader: BufferedByteReceiveStream | None = None
         self._lock = anyio.Lock()
         self._next_id = 0
+        self._notices: list[str] = []
         self.blender_version: str | None = None
 
     @classmethod
@@ -139,7 +140,15 @@ class BlenderBridge:
             except BaseException:
                 await self.close()  # cancelled mid-command: the stream is out of step
                 raise
-            return parse_response(command, self._next_id, reply, result_type)
+            result, response = parse_response(command, self._next_id, reply, result_type)
+            if response.notice:
+                self._notices.append(response.notice)
+            return result
+
+    def take_notice(self) -> str | None:
+        """A notice the live Blender sent with the last results, once (usually None)."""
+        notices, self._notices = self._notices, []
+        return "; ".join(notices) or None
 
     async def close(self) -> None:
         """Disconnect. Idempotent; Blender keeps running."""

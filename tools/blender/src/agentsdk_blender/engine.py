@@ -9,10 +9,8 @@ taken first and restored when the command fails.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +19,7 @@ from mathutils import Vector
 
 from . import engine_io
 from .engine_errors import CommandError, ScriptFailed
+from .engine_state import SavedScene, SceneSnapshot
 from .framing import PROTOCOL_VERSION
 
 JSON = dict[str, Any]
@@ -90,14 +89,17 @@ def _describe(obj: Any, depsgraph: Any) -> JSON:
 # --- commands -------------------------------------------------------------------------
 
 
-def hello_frame() -> JSON:
-    """The greeting a server (worker or add-on) sends: who it is and its protocol version."""
+def hello_frame(*, scene_restored: bool = False, restore_error: str | None = None) -> JSON:
+    """The greeting a server (worker or add-on) sends: who it is, its protocol version, and
+    (a restarted worker) whether it reloaded the saved scene."""
     return {
         "hello": "agentsdk-blender",
         "protocol_version": PROTOCOL_VERSION,
         "blender_version": bpy.app.version_string,
         "pid": os.getpid(),
         "background": bool(bpy.app.background),
+        "scene_restored": scene_restored,
+        "restore_error": restore_error,
     }
 
 
@@ -127,10 +129,17 @@ def scene_info(args: JSON) -> JSON:
 
 
 def reset(args: JSON) -> JSON:
-    """Remove every object and the data blocks they used."""
-    pools = (bpy.data.objects, bpy.data.meshes, bpy.data.materials, bpy.data.cameras)
+    """Return to an empty scene: in the worker a factory-fresh file (render settings,
+    world and all); in a user's Blender every object and the data blocks it used."""
+    if bpy.app.background:
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        return {"objects": len(bpy.data.objects)}
+    pools = (
+        bpy.data.objects, bpy.data.meshes, bpy.data.materials, bpy.data.cameras,
+        bpy.data.lights, bpy.data.images, bpy.data.armatures, bpy.data.actions,
+        bpy.data.curves, bpy.data.collections,
+    )  # fmt: skip
     bpy.data.batch_remove([block for pool in pools for block in pool])
-    bpy.data.batch_remove(list(bpy.data.lights) + list(bpy.data.images))
     return {"objects": 0}
 
 
@@ -321,52 +330,14 @@ COMMANDS: dict[str, tuple[Handler, bool]] = {
 }
 
 
-class SceneSnapshot:
-    """Restore point for one mutating command.
+_saved_scene: SavedScene | None = None
 
-    In background mode (the worker, or a headless Blender) Blender's undo stack is
-    unavailable (``ed.undo`` fails its poll), so the scene is saved to a temporary
-    .blend and reopened on failure (about 10 ms each way for a small scene). With a
-    UI, the undo stack is used (with a window in the context) so the user's file path
-    is left alone; if that is refused, the file snapshot is the fallback.
-    """
 
-    def __init__(self) -> None:
-        self._path: str | None = None
-        self._undo = False
-
-    @staticmethod
-    def _window_context() -> Any:
-        manager = bpy.context.window_manager
-        if manager is not None and manager.windows:
-            return bpy.context.temp_override(window=manager.windows[0])
-        return contextlib.nullcontext()
-
-    def take(self) -> None:
-        if not bpy.app.background:
-            try:
-                with self._window_context():
-                    bpy.ops.ed.undo_push(message="agentsdk: before command")
-                self._undo = True
-                return
-            except RuntimeError:
-                pass
-        handle, path = tempfile.mkstemp(prefix="agentsdk-snapshot-", suffix=".blend")
-        os.close(handle)
-        bpy.ops.wm.save_as_mainfile(filepath=path, copy=True, compress=False)
-        self._path = path
-
-    def restore(self) -> None:
-        if self._undo:
-            with self._window_context():
-                bpy.ops.ed.undo()
-        elif self._path is not None:
-            bpy.ops.wm.open_mainfile(filepath=self._path, load_ui=False)
-
-    def discard(self) -> None:
-        if self._path is not None:
-            os.unlink(self._path)
-            self._path = None
+def keep_saved_scene(path: str | None) -> None:
+    """Save the scene to ``path`` after every mutating command that succeeds, and use that
+    save as the next command's restore point (the worker; the add-on uses undo instead)."""
+    global _saved_scene
+    _saved_scene = SavedScene(path) if path else None
 
 
 def handle(command: str, args: JSON) -> JSON:
@@ -377,11 +348,13 @@ def handle(command: str, args: JSON) -> JSON:
             "UnknownCommand", f"unknown command {command!r}; known: {sorted(COMMANDS)}"
         )
     handler, mutates = entry
-    snapshot = SceneSnapshot() if mutates else None
+    snapshot: SceneSnapshot | SavedScene | None = None
+    if mutates:
+        snapshot = _saved_scene if _saved_scene is not None else SceneSnapshot()
     try:
         if snapshot is not None:
             snapshot.take()
-        return {"ok": True, "result": handler(args)}
+        result = handler(args)
     except Exception as exc:
         rolled_back = False
         if snapshot is not None:
@@ -397,6 +370,17 @@ def handle(command: str, args: JSON) -> JSON:
     finally:
         if snapshot is not None:
             snapshot.discard()
+    reply: JSON = {"ok": True, "result": result}
+    if mutates and _saved_scene is not None:
+        try:
+            _saved_scene.save()
+        except Exception as exc:  # the command worked; say that a crash would now lose it
+            reply["scene_unsaved"] = True
+            reply["notice"] = (
+                f"the scene could not be saved ({type(exc).__name__}: {exc}); if the Blender "
+                "worker stops now, the scene is lost"
+            )
+    return reply
 
 
 def error_response(

@@ -52,8 +52,64 @@ def _run_operator(op: Any, **kwargs: Any) -> None:
         raise CommandError(f"{op.idname_py()} returned {sorted(result)}")
 
 
+@contextlib.contextmanager
+def _fbx_lights_fixed() -> Any:
+    """Work around bpy 5.0.1's FBX importer failing on every file with a light.
+
+    Its light reader sets ``light.cycles.cast_shadow``, which no longer exists (Blender
+    moved it to ``light.use_shadow``, which the reader has set just before). The wrapper
+    lets that one AttributeError pass and finishes the reader's last step (custom
+    properties) itself; any other error, and any fixed Blender, is left alone.
+    """
+    import importlib
+
+    reader: Any = importlib.import_module("io_scene_fbx.import_fbx")
+    original = reader.blen_read_light
+
+    def read_light(fbx_tmpl: Any, fbx_obj: Any, settings: Any) -> Any:
+        before = {light.as_pointer() for light in bpy.data.lights}
+        try:
+            return original(fbx_tmpl, fbx_obj, settings)
+        except AttributeError as exc:
+            if "cast_shadow" not in str(exc):
+                raise
+            created = [x for x in bpy.data.lights if x.as_pointer() not in before]
+            if len(created) != 1:
+                raise
+            if settings.use_custom_props:
+                reader.blen_read_custom_properties(fbx_obj, created[0], settings)
+            return created[0]
+
+    reader.blen_read_light = read_light
+    try:
+        yield
+    finally:
+        reader.blen_read_light = original
+
+
+# Collections importers fill with helpers that are not part of the asset.
+_HELPER_COLLECTIONS = ("glTF_not_exported",)
+
+
+def _remove_import_helpers(new: set[str]) -> None:
+    for collection in [c for c in bpy.data.collections if c.name in _HELPER_COLLECTIONS]:
+        for obj in list(collection.objects):
+            if obj.name in new:
+                data = obj.data
+                bpy.data.objects.remove(obj, do_unlink=True)
+                if data is not None and data.users == 0 and isinstance(data, bpy.types.Mesh):
+                    bpy.data.meshes.remove(data)
+        if not collection.objects:
+            bpy.data.collections.remove(collection)
+
+
 def import_asset(args: JSON) -> JSON:
-    """Import a glb/gltf/fbx/obj/stl/ply file; return the names of the new objects."""
+    """Import a glb/gltf/fbx/obj/stl/ply file; return the names of the new objects.
+
+    The format should already be checked against the file's content (the host does).
+    Fails (and the scene is rolled back) when the file adds no objects, or no geometry
+    although it is a mesh format.
+    """
     path = os.path.abspath(args["path"])
     if not os.path.isfile(path):
         raise CommandError(f"no such file: {path}")
@@ -67,11 +123,25 @@ def import_asset(args: JSON) -> JSON:
         "stl": bpy.ops.wm.stl_import,
         "ply": bpy.ops.wm.ply_import,
     }
-    _run_operator(operators[fmt], filepath=path)
-    new = sorted(o.name for o in bpy.data.objects if o.name not in before)
-    if not new:
+    if fmt in ("glb", "gltf"):
+        # No bone-shape helper (an Icosphere outside the asset) for skinned files.
+        _run_operator(operators[fmt], filepath=path, disable_bone_shape=True)
+    elif fmt == "fbx":
+        with _fbx_lights_fixed():
+            _run_operator(operators[fmt], filepath=path)
+    else:
+        _run_operator(operators[fmt], filepath=path)
+    _remove_import_helpers({o.name for o in bpy.data.objects} - before)
+    created = [o for o in bpy.data.objects if o.name not in before]
+    if not created:
         raise CommandError(f"importing {path} added no objects")
-    return {"path": path, "format": fmt, "objects": new}
+    vertices = sum(len(o.data.vertices) for o in created if o.type == "MESH")
+    if fmt in ("obj", "stl", "ply") and vertices == 0:
+        raise CommandError(
+            f"importing {path} added no geometry (0 vertices): the file is empty, damaged or "
+            f"not really a {fmt.upper()} file"
+        )
+    return {"path": path, "format": fmt, "objects": sorted(o.name for o in created)}
 
 
 def export_asset(args: JSON) -> JSON:

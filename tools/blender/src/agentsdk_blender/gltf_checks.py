@@ -24,10 +24,27 @@ class MeshFacts:
     bad_normals: int = 0
 
 
+# Required extensions that do not change where the geometry is or how it is stored
+# (materials, textures, lights, metadata), and those this validator decodes itself.
+GEOMETRY_NEUTRAL = frozenset({
+    "KHR_materials_anisotropy", "KHR_materials_clearcoat", "KHR_materials_dispersion",
+    "KHR_materials_emissive_strength", "KHR_materials_ior", "KHR_materials_iridescence",
+    "KHR_materials_pbrSpecularGlossiness", "KHR_materials_sheen", "KHR_materials_specular",
+    "KHR_materials_transmission", "KHR_materials_unlit", "KHR_materials_variants",
+    "KHR_materials_volume", "KHR_texture_basisu", "KHR_texture_transform", "EXT_texture_webp",
+    "EXT_texture_avif", "KHR_lights_punctual", "EXT_lights_image_based", "KHR_xmp_json_ld",
+    "KHR_animation_pointer",
+})  # fmt: skip
+DECODED = frozenset({"KHR_draco_mesh_compression"})
+# Used without being required, these still leave placement to the fallback a plain reader sees.
+PLACEMENT_EXTENSIONS = frozenset({"EXT_mesh_gpu_instancing"})
+
+
 @dataclass
 class GltfFacts:
     """Everything read from the glTF structure."""
 
+    unsupported_extensions: list[str] = field(default_factory=list)
     meshes: dict[str, MeshFacts] = field(default_factory=dict)
     materials: list[MaterialReport] = field(default_factory=list)
     skins: list[SkinReport] = field(default_factory=list)
@@ -64,7 +81,7 @@ def _mesh_facts(
             facts.morph_targets = max(facts.morph_targets, len(primitive.targets or []))
             if attributes.NORMAL is not None:
                 try:
-                    lengths = np.linalg.norm(reader.read(attributes.NORMAL), axis=1)
+                    lengths = np.linalg.norm(reader.attribute(primitive, "NORMAL"), axis=1)
                 except (GltfDataError, IndexError, KeyError) as exc:
                     issues.append(Issue(severity="error", code="bad_accessor", message=str(exc)))
                     continue
@@ -129,21 +146,19 @@ def _skins(gltf: pygltflib.GLTF2, reader: AccessorReader) -> list[SkinReport]:
             for primitive in gltf.meshes[mesh_index].primitives:
                 attributes = primitive.attributes
                 weight_sets = [
-                    a
-                    for a in (attributes.WEIGHTS_0, getattr(attributes, "WEIGHTS_1", None))
-                    if a is not None
+                    n
+                    for n in ("WEIGHTS_0", "WEIGHTS_1")
+                    if getattr(attributes, n, None) is not None
                 ]
                 joint_sets = [
-                    a
-                    for a in (attributes.JOINTS_0, getattr(attributes, "JOINTS_1", None))
-                    if a is not None
+                    n for n in ("JOINTS_0", "JOINTS_1") if getattr(attributes, n, None) is not None
                 ]
                 if not weight_sets:
                     continue
-                weights = [reader.read(a) for a in weight_sets]
+                weights = [reader.attribute(primitive, n) for n in weight_sets]
                 sums.append(np.sum([w.sum(axis=1) for w in weights], axis=0))
                 for joints, weight in zip(
-                    (reader.read(a) for a in joint_sets), weights, strict=False
+                    (reader.attribute(primitive, n) for n in joint_sets), weights, strict=False
                 ):
                     out_of_range += int(np.count_nonzero((joints >= joint_count) & (weight > 0)))
         total = np.concatenate(sums) if sums else np.ones(0)
@@ -183,6 +198,20 @@ def _animations(gltf: pygltflib.GLTF2, reader: AccessorReader) -> list[Animation
     return reports
 
 
+def _draco_decodes(gltf: pygltflib.GLTF2, reader: AccessorReader, issues: list[Issue]) -> bool:
+    """Whether every Draco primitive decodes to what its accessors promise (trimesh would
+    otherwise fill an undecodable one with zeros: a mesh that is not in the file)."""
+    for mesh_index, mesh in enumerate(gltf.meshes):
+        for primitive in mesh.primitives:
+            try:
+                reader.check_draco(primitive)
+            except (GltfDataError, IndexError, KeyError, ValueError) as exc:
+                message = f"mesh {mesh.name or mesh_index}: {exc}; its geometry was not checked"
+                issues.append(Issue(severity="error", code="undecodable_draco", message=message))
+                return False
+    return True
+
+
 def inspect_gltf(path: Path, issues: list[Issue]) -> GltfFacts:
     """Read the glTF structure; problems become issues rather than exceptions."""
     try:
@@ -193,6 +222,28 @@ def inspect_gltf(path: Path, issues: list[Issue]) -> GltfFacts:
         )
         return GltfFacts()
     base_dir = path.parent
+    required = set(gltf.extensionsRequired or [])
+    unsupported = sorted(required - GEOMETRY_NEUTRAL - DECODED)
+    if unsupported:
+        names = ", ".join(unsupported)
+        issues.append(
+            Issue(
+                severity="error",
+                code="unsupported_extension",
+                message=f"the file requires {names}, which this validator cannot decode: its "
+                "geometry (triangles, size, topology, normals) was not checked",
+            )
+        )
+        return GltfFacts(unsupported_extensions=unsupported, materials=_materials(gltf, base_dir))
+    for name in sorted(set(gltf.extensionsUsed or []) & PLACEMENT_EXTENSIONS - required):
+        issues.append(
+            Issue(
+                severity="warning",
+                code="extension_not_expanded",
+                message=f"{name} is used but not expanded: counts and bounds are those of the "
+                "file's fallback, without the extra instances",
+            )
+        )
     for index, buffer in enumerate(gltf.buffers):
         if buffer.uri and not uri_resolves(base_dir, buffer.uri):
             issues.append(
@@ -204,6 +255,9 @@ def inspect_gltf(path: Path, issues: list[Issue]) -> GltfFacts:
             )
     reader = AccessorReader(gltf, base_dir)
     facts = GltfFacts(materials=_materials(gltf, base_dir))
+    if not _draco_decodes(gltf, reader, issues):
+        facts.unsupported_extensions = ["KHR_draco_mesh_compression (undecodable data)"]
+        return facts
     try:
         facts.meshes = _mesh_facts(gltf, reader, issues)
         facts.skins = _skins(gltf, reader)

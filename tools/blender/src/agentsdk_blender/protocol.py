@@ -8,13 +8,23 @@ per request, in order. Over the live-Blender bridge the client first sends an
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .framing import PROTOCOL_VERSION
 
-Vector3 = tuple[float, float, float]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+"""A float that is not NaN or infinite (Blender would store it; JSON cannot carry it)."""
+Vector3 = tuple[Finite, Finite, Finite]
+Unit = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+RGB = Annotated[tuple[Unit, Unit, Unit], Field(description="RGB, each 0..1 (linear)")]
+RGBA = Annotated[tuple[Unit, Unit, Unit, Unit], Field(description="RGBA, each 0..1 (linear)")]
+Pixels = Annotated[int, Field(ge=16, le=4096)]
+Resolution = Annotated[tuple[Pixels, Pixels], Field(description="width, height: 16..4096 px")]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+ObjectNames = Annotated[list[str], Field(min_length=1, description="one or more object names")]
 
 __all__ = [
     "COMMAND_ARGS",
@@ -69,6 +79,8 @@ class Hello(BaseModel):
     blender_version: str
     pid: int
     background: bool
+    scene_restored: bool = False
+    restore_error: str | None = None
 
 
 class Auth(_Strict):
@@ -102,6 +114,8 @@ class Response(BaseModel):
     ok: bool
     result: dict[str, Any] | None = None
     error: CommandFailure | None = None
+    notice: str | None = None
+    scene_unsaved: bool = False
 
 
 # --- command arguments ----------------------------------------------------------------
@@ -123,7 +137,7 @@ class CreatePrimitiveArgs(_Strict):
 
     kind: Literal["cube", "plane", "uv_sphere", "ico_sphere", "cylinder", "cone", "torus", "monkey"]
     name: str | None = None
-    size: float = Field(2.0, gt=0)
+    size: Positive = 2.0
     location: Vector3 | None = None
     rotation_degrees: Vector3 | None = None
     scale: Vector3 | None = None
@@ -144,11 +158,11 @@ class SetMaterialArgs(_Strict):
 
     name: str
     material_name: str | None = None
-    base_color: tuple[float, float, float, float] = (0.8, 0.8, 0.8, 1.0)
-    metallic: float = Field(0.0, ge=0, le=1)
-    roughness: float = Field(0.5, ge=0, le=1)
-    emission_color: Vector3 = (0.0, 0.0, 0.0)
-    emission_strength: float = Field(0.0, ge=0)
+    base_color: RGBA = (0.8, 0.8, 0.8, 1.0)
+    metallic: Unit = 0.0
+    roughness: Unit = 0.5
+    emission_color: RGB = (0.0, 0.0, 0.0)
+    emission_strength: NonNegative = 0.0
 
 
 Axis = Literal["x", "y", "z"]
@@ -166,7 +180,7 @@ class AddModifierArgs(_Strict):
     modifier_name: str | None = None
     apply: bool = False
     levels: int = Field(2, ge=0, le=6)
-    width: float = Field(0.05, gt=0)
+    width: Positive = 0.05
     segments: int = Field(3, ge=1, le=32)
     count: int = Field(3, ge=1, le=1000)
     relative_offset: Vector3 = (1.0, 0.0, 0.0)
@@ -179,7 +193,7 @@ class AddModifierArgs(_Strict):
 class DeleteArgs(_Strict):
     """Objects to delete."""
 
-    names: list[str] = Field(min_length=1)
+    names: ObjectNames
 
 
 class PlaceCameraArgs(_Strict):
@@ -188,7 +202,7 @@ class PlaceCameraArgs(_Strict):
     location: Vector3
     look_at: Vector3 = (0.0, 0.0, 0.0)
     name: str | None = None
-    lens_mm: float = Field(50.0, gt=1)
+    lens_mm: Annotated[float, Field(gt=1, le=5000, allow_inf_nan=False)] = 50.0
     make_active: bool = True
 
 
@@ -199,8 +213,8 @@ class PlaceLightArgs(_Strict):
     look_at: Vector3 = (0.0, 0.0, 0.0)
     kind: Literal["point", "sun", "spot", "area"] = "sun"
     name: str | None = None
-    energy: float | None = Field(None, ge=0)
-    color: Vector3 = (1.0, 1.0, 1.0)
+    energy: NonNegative | None = None
+    color: RGB = (1.0, 1.0, 1.0)
 
 
 AssetFormat = Literal["glb", "gltf", "fbx", "obj", "stl", "ply"]
@@ -239,7 +253,7 @@ class RenderArgs(_Strict):
     """Render settings."""
 
     engine: Literal["workbench", "cycles", "eevee"] = "workbench"
-    resolution: tuple[int, int] = (320, 240)
+    resolution: Resolution = (320, 240)
     samples: int = Field(16, ge=1, le=4096)
     views: list[View] = Field(default_factory=_camera_only, min_length=1, max_length=8)
 

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -13,6 +14,8 @@ import trimesh
 from pydantic import BaseModel, Field
 
 from .gltf_checks import GltfFacts, inspect_gltf
+from .mesh_topology import degenerate_faces, topology
+from .paths import PathRefused, check_format, detect_format
 from .validation_models import AnimationReport, Issue, MaterialReport, MeshReport, SkinReport
 
 __all__ = [
@@ -53,16 +56,21 @@ class AssetReport(BaseModel):
     format: str
     ok: bool
     issues: list[Issue]
-    triangles: int
-    vertices: int
+    geometry_checked: bool = Field(
+        True, description="False when the geometry could not be decoded: the numbers below are None"
+    )
+    triangles: int | None
+    vertices: int | None
     meshes: list[MeshReport]
-    bounds_min: Vector3
-    bounds_max: Vector3
-    dimensions_m: Vector3
+    bounds_min: Vector3 | None
+    bounds_max: Vector3 | None
+    dimensions_m: Vector3 | None
     up_axis: Literal["y", "z"]
-    origin_offset_m: Vector3 = Field(description="origin minus the bottom centre of the bounds")
-    watertight: bool
-    degenerate_faces: int
+    origin_offset_m: Vector3 | None = Field(
+        description="origin minus the bottom centre of the bounds"
+    )
+    watertight: bool | None
+    degenerate_faces: int | None
     materials: list[MaterialReport]
     skins: list[SkinReport]
     animations: list[AnimationReport]
@@ -81,25 +89,20 @@ class _BrokenIndices(Exception):
 def _mesh_report(name: str, mesh: trimesh.Trimesh, facts: GltfFacts | None) -> MeshReport:
     if len(mesh.faces) and int(mesh.faces.max()) >= len(mesh.vertices):
         raise _BrokenIndices(name)
-    welded = trimesh.Trimesh(vertices=mesh.vertices, faces=mesh.faces, process=True)
-    # How many faces use each edge: 1 = open boundary, 2 = manifold, more = non-manifold.
-    edge_use = (
-        np.unique(welded.edges_sorted, axis=0, return_counts=True)[1]
-        if len(welded.faces)
-        else np.zeros(0)
-    )
-    degenerate = int(np.count_nonzero(mesh.area_faces <= 1e-12)) if len(mesh.faces) else 0
+    vertices = np.asarray(mesh.vertices, np.float64)
+    faces = np.asarray(mesh.faces, np.int64)
+    edges = topology(vertices, faces)  # welded by position: seams do not open the surface
     uv = getattr(mesh.visual, "uv", None)
     info = facts.mesh(name) if facts else None
     return MeshReport(
         name=name,
-        triangles=len(mesh.faces),
-        vertices=len(mesh.vertices),
-        watertight=bool(welded.is_watertight),
-        open_edges=int(np.count_nonzero(edge_use == 1)),
-        non_manifold_edges=int(np.count_nonzero(edge_use > 2)),
-        winding_consistent=bool(welded.is_winding_consistent),
-        degenerate_faces=degenerate,
+        triangles=len(faces),
+        vertices=len(vertices),
+        watertight=edges.watertight,
+        open_edges=edges.open_edges,
+        non_manifold_edges=edges.non_manifold_edges,
+        winding_consistent=edges.winding_consistent,
+        degenerate_faces=degenerate_faces(vertices, faces),
         has_normals=info.has_normals if info else None,
         bad_normals=info.bad_normals if info else 0,
         has_uvs=info.has_uvs if info else uv is not None and len(uv) > 0,
@@ -128,14 +131,42 @@ def validate_asset(path: str | Path, spec: AssetSpec | None = None) -> AssetRepo
         return _validate(Path(path), spec or AssetSpec())
 
 
+class _UnquotingResolver(trimesh.resolvers.FilePathResolver):
+    """glTF URIs are percent-encoded ("my%20crate.bin" names "my crate.bin")."""
+
+    def get(self, name: str) -> bytes:
+        try:
+            return bytes(super().get(name))
+        except FileNotFoundError:
+            return bytes(super().get(urllib.parse.unquote(name)))
+
+
+def _load_kwargs(fmt: str) -> dict[str, Any]:
+    if fmt == "obj":  # one report per OBJ object or group, not one per material
+        return {"split_objects": True, "split_groups": True, "group_material": False}
+    return {}
+
+
 def _validate(source: Path, spec: AssetSpec) -> AssetReport:
     fmt = source.suffix.lower().lstrip(".")
     if fmt not in SUPPORTED:
         raise ValueError(f"cannot validate .{fmt} files; supported: {', '.join(SUPPORTED)}")
     issues: list[Issue] = []
-    facts = inspect_gltf(source, issues) if fmt in ("glb", "gltf") else None
     try:
-        scene = trimesh.load_scene(str(source), process=False)
+        fmt = check_format(source, fmt)
+    except PathRefused as exc:  # report it, then read the file as what it really is
+        issues.append(Issue(severity="error", code="wrong_format", message=str(exc)))
+        fmt = detect_format(source) or fmt
+        if fmt not in SUPPORTED:
+            return _unchecked(source, fmt, issues, GltfFacts())
+    facts = inspect_gltf(source, issues) if fmt in ("glb", "gltf") else None
+    if facts is not None and facts.unsupported_extensions:
+        return _unchecked(source, fmt, issues, facts)
+    try:
+        scene = trimesh.load_scene(
+            str(source), file_type=fmt, process=False, resolver=_UnquotingResolver(str(source)),
+            **_load_kwargs(fmt),
+        )  # fmt: skip
     except Exception as exc:  # a broken file is a finding, not a crash
         message = f"trimesh cannot load the geometry: {type(exc).__name__}: {exc}"
         issues.append(Issue(severity="error", code="unloadable_geometry", message=message))
@@ -196,6 +227,17 @@ def _validate(source: Path, spec: AssetSpec) -> AssetReport:
         animations=facts.animations if facts else [],
         morph_targets=sum(m.morph_targets for m in meshes),
     )
+
+
+def _unchecked(source: Path, fmt: str, issues: list[Issue], facts: GltfFacts) -> AssetReport:
+    """A report that says the geometry was not checked, with no numbers that could mislead."""
+    return AssetReport(
+        path=str(source), format=fmt, ok=False, issues=issues, geometry_checked=False,
+        triangles=None, vertices=None, meshes=[], bounds_min=None, bounds_max=None,
+        dimensions_m=None, up_axis="y" if fmt in ("glb", "gltf") else "z", origin_offset_m=None,
+        watertight=None, degenerate_faces=None, materials=facts.materials, skins=[],
+        animations=[], morph_targets=0,
+    )  # fmt: skip
 
 
 def _check(

@@ -9,7 +9,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import IO, Any, Protocol, TypeVar
+from typing import IO, Any, NoReturn, Protocol, TypeVar
 
 import anyio
 from agentsdk.sandbox import ManagedProcess, start_process
@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from .framing import PROTOCOL_VERSION, SYNC_MARKER, FrameError, encode_frame, read_frame
 from .protocol import CommandFailure, Hello, NoArgs, Response
+from .worker_main import SAVED_SCENE_ENV
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
@@ -41,8 +42,22 @@ class CommandFailed(BlenderError):
         self.failure = failure
 
 
-class SceneLostError(BlenderError):
-    """The Blender process crashed or hung; it was restarted and the scene is empty."""
+class WorkerRestartedError(BlenderError):
+    """The Blender process crashed or hung while running a command and was restarted.
+
+    ``scene_restored`` is True when the new worker reloaded the scene as it was after the
+    last command that succeeded (the failed command had no effect); False for
+    ``SceneLostError``.
+    """
+
+    scene_restored = True
+
+
+class SceneLostError(WorkerRestartedError):
+    """The Blender process stopped, was restarted, and its scene could not be restored: it
+    is now empty."""
+
+    scene_restored = False
 
 
 class ProtocolMismatchError(BlenderError):
@@ -62,6 +77,10 @@ class BlenderConnection(Protocol):
         *,
         timeout: float | None = None,
     ) -> ResultT: ...
+    def take_notice(self) -> str | None:
+        """A message for the model about something that happened outside the last call
+        (e.g. the worker restarted and the scene was restored); None when nothing did."""
+        ...
 
 
 def check_hello(frame: dict[str, Any] | None, where: str) -> Hello:
@@ -81,8 +100,8 @@ def check_hello(frame: dict[str, Any] | None, where: str) -> Hello:
 
 def parse_response(
     command: str, request_id: int, frame: dict[str, Any] | None, result_type: type[ResultT]
-) -> ResultT:
-    """Turn a response frame into the typed result, or raise CommandFailed."""
+) -> tuple[ResultT, Response]:
+    """Turn a response frame into the typed result (and the response), or raise CommandFailed."""
     if frame is None:
         raise FrameError("connection closed before the response")
     response = Response.model_validate(frame)
@@ -90,7 +109,7 @@ def parse_response(
         raise FrameError(f"response id {response.id} does not match request {request_id}")
     if not response.ok:
         raise CommandFailed(command, response.error or CommandFailure(type="?", message="?"))
-    return result_type.model_validate(response.result or {})
+    return result_type.model_validate(response.result or {}), response
 
 
 def _skip_to_marker(stream: IO[bytes]) -> None:
@@ -108,9 +127,14 @@ class BlenderWorker:
 
     Uses the ``bpy`` module of the current interpreter by default, or an external
     ``blender`` executable (run as ``blender -b --python-expr``) when
-    ``blender_binary`` is given. A command that exceeds its timeout, or a worker
-    that dies, kills the process group, starts a fresh worker and raises
-    ``SceneLostError``. The worker dies with the agent's process (PR_SET_PDEATHSIG).
+    ``blender_binary`` is given. The worker saves the scene after every command that
+    changes it, to a folder that outlives the process. A command that exceeds its timeout,
+    or a worker that dies, kills the process group and starts a fresh worker that reloads
+    that save: the command raises ``WorkerRestartedError`` (scene restored to its state
+    before the command), or ``SceneLostError`` when the save could not be reloaded. A worker
+    that died between commands is restarted the same way on the next call, which then says
+    so through ``take_notice()`` (or raises ``SceneLostError``). The worker dies with the
+    agent's process (PR_SET_PDEATHSIG).
     """
 
     def __init__(
@@ -132,6 +156,21 @@ class BlenderWorker:
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
         self._lock = anyio.Lock()
         self._next_id = 0
+        # The saved scene lives outside the per-process scratch folder: it must survive a restart.
+        self._state_dir: str | None = None
+        self._notices: list[str] = []
+        self._unsaved = False
+
+    @property
+    def saved_scene(self) -> Path | None:
+        """The .blend the worker keeps the scene in between commands (None before start)."""
+        return Path(self._state_dir) / "scene.blend" if self._state_dir else None
+
+    def take_notice(self) -> str | None:
+        """What happened since the last call that the model should know (a restart and
+        whether the scene was restored, a scene that could not be saved), once."""
+        notices, self._notices = self._notices, []
+        return "; ".join(notices) or None
 
     @property
     def pid(self) -> int | None:
@@ -153,11 +192,50 @@ class BlenderWorker:
     async def _ensure_started(self) -> None:
         if self._process is not None and self._process.alive:
             return
+        if self._process is not None:  # died between commands: restart and say what happened
+            code = await self._process.wait(timeout=2)
+            tail = self.stderr_tail(5)
+            had_scene = self._has_saved_scene()
+            self._kill()
+            self.restarts += 1
+            self._unsaved = False
+            await self._launch()
+            where = f"the Blender worker had stopped (exit code {code}) and was restarted"
+            if had_scene:
+                self._after_restart(where, tail)
+                self._notices.append(f"{where}; the scene was restored from the last save")
+            return
+        await self._launch()
+
+    def _has_saved_scene(self) -> bool:
+        # True also when the last save failed: then the restart must report the loss.
+        scene = self.saved_scene
+        return self._unsaved or (scene is not None and scene.is_file())
+
+    def _after_restart(self, what: str, tail: str) -> None:
+        """Raise SceneLostError unless the restarted worker reloaded the saved scene."""
+        hello = self.hello
+        if hello is not None and hello.scene_restored:
+            return
+        why = hello.restore_error if hello is not None and hello.restore_error else "no save"
+        why = " ".join(why.split())
+        raise SceneLostError(
+            f"{what}, and the scene could not be restored ({why}): the scene is now empty"
+            + (f"\nlast worker output:\n{tail}" if tail else "")
+        )
+
+    async def _launch(self) -> None:
         self._kill()
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         # Scene snapshots and renders go to a private folder removed with the process.
         self._scratch = tempfile.mkdtemp(prefix="agentsdk-blender-")
-        env = {"XDG_CACHE_HOME": str(self.cache_dir), "TMPDIR": self._scratch}
+        if self._state_dir is None:
+            self._state_dir = tempfile.mkdtemp(prefix="agentsdk-blender-scene-")
+        env = {
+            "XDG_CACHE_HOME": str(self.cache_dir),
+            "TMPDIR": self._scratch,
+            SAVED_SCENE_ENV: str(self.saved_scene),
+        }
         # Started from the event-loop thread: PR_SET_PDEATHSIG follows the forking thread.
         try:
             process = start_process(self._argv(), env=env)
@@ -199,7 +277,8 @@ class BlenderWorker:
 
     def stderr_tail(self, lines: int = 10) -> str:
         """The last lines the worker wrote to stderr (Blender's log, minus snapshot chatter)."""
-        useful = [line for line in self._stderr_tail if "agentsdk-snapshot-" not in line]
+        chatter = ("agentsdk-snapshot-", ".partial.blend", "Read blend:")  # our own saves
+        useful = [line for line in self._stderr_tail if not any(c in line for c in chatter)]
         return "\n".join(useful[-lines:])
 
     @staticmethod
@@ -223,8 +302,9 @@ class BlenderWorker:
     ) -> ResultT:
         """Run one command and return its typed result.
 
-        Raises CommandFailed (scene restored), SceneLostError (worker restarted) or
-        BlenderError (the worker cannot start).
+        Raises CommandFailed (the command failed; scene restored), WorkerRestartedError
+        (the worker crashed or hung and was restarted with the scene as before the
+        command), SceneLostError (restarted, scene lost) or BlenderError (cannot start).
         """
         limit = self.timeout if timeout is None else timeout
         async with self._lock:
@@ -243,29 +323,41 @@ class BlenderWorker:
                     )
                 finished = True
             except TimeoutError:
-                await self._restart()
-                raise SceneLostError(
+                what = (
                     f"{command} did not finish within {limit} s; the Blender worker was killed "
-                    "and restarted, and the scene was lost (it is now empty)"
-                ) from None
+                    "and restarted"
+                )
+                await self._restart(what, "")
             except (FrameError, OSError) as exc:
                 code = await process.wait(timeout=2)
-                tail = self.stderr_tail(5)
-                await self._restart()
-                raise SceneLostError(
+                what = (
                     f"the Blender worker died (exit code {code}) while running {command}: {exc}; "
-                    "it was restarted and the scene was lost (it is now empty)"
-                    + (f"\nlast worker output:\n{tail}" if tail else "")
-                ) from None
+                    "it was restarted"
+                )
+                await self._restart(what, self.stderr_tail(5))
             finally:
                 if not finished and self._process is process:
                     self._kill()  # cancelled mid-command: the stream is out of step
-            return parse_response(command, request_id, reply, result_type)
+            result, response = parse_response(command, request_id, reply, result_type)
+            if response.notice:
+                self._notices.append(response.notice)
+            self._unsaved = response.scene_unsaved
+            return result
 
-    async def _restart(self) -> None:
+    async def _restart(self, what: str, tail: str) -> NoReturn:
+        """Restart after a crash or hang mid-command and raise what the caller must know."""
+        had_scene = self._has_saved_scene()
         self._kill()
         self.restarts += 1
-        await self._ensure_started()
+        self._unsaved = False
+        await self._launch()
+        if had_scene:
+            self._after_restart(what, tail)
+            raise WorkerRestartedError(
+                f"{what}; the scene was restored from the last save (its state before "
+                f"this command, which had no effect)"
+            )
+        raise WorkerRestartedError(f"{what}; the scene was empty before this command and still is")
 
     def _kill(self) -> None:
         if self._process is not None:
@@ -276,8 +368,12 @@ class BlenderWorker:
             self._scratch = None
 
     async def close(self) -> None:
-        """Kill the worker's process group. Idempotent."""
+        """Kill the worker's process group and remove its saved scene. Idempotent."""
         self._kill()
+        if self._state_dir is not None:
+            shutil.rmtree(self._state_dir, ignore_errors=True)
+            self._state_dir = None
+        self._notices.clear()
 
     async def __aenter__(self) -> BlenderWorker:
         await self.start()

@@ -13,6 +13,23 @@ from typing import Any, BinaryIO
 
 Validator = Callable[[dict[str, Any]], tuple[str, dict[str, Any]]]
 
+SAVED_SCENE_ENV = "AGENTSDK_BLENDER_SAVED_SCENE"
+"""Where the worker keeps the scene between commands (set by ``BlenderWorker``)."""
+
+
+def _open_saved_scene(bpy: Any, path: str | None) -> tuple[bool, str | None]:
+    """Reload the scene a previous worker saved; else start from an empty scene."""
+    if path and os.path.isfile(path):
+        try:
+            bpy.ops.wm.open_mainfile(filepath=path, load_ui=False)
+            return True, None
+        except Exception as exc:  # a broken save: start empty and say so in the greeting
+            os.unlink(path)
+            bpy.ops.wm.read_factory_settings(use_empty=True)
+            return False, f"{type(exc).__name__}: {exc}"
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    return False, None
+
 
 def _protocol_streams() -> tuple[BinaryIO, BinaryIO]:
     responses = os.fdopen(os.dup(1), "wb")
@@ -49,13 +66,14 @@ def main() -> None:
     requests, responses = _protocol_streams()
     import bpy
 
-    from .engine import error_response, handle, hello_frame
+    from .engine import error_response, handle, hello_frame, keep_saved_scene
     from .framing import SYNC_MARKER, FrameError, read_frame, write_frame
 
     validate = request_validator()
-    bpy.ops.wm.read_factory_settings(use_empty=True)
+    restored, restore_error = _open_saved_scene(bpy, os.environ.get(SAVED_SCENE_ENV))
+    keep_saved_scene(os.environ.get(SAVED_SCENE_ENV))
     responses.write(SYNC_MARKER)
-    write_frame(responses, hello_frame())
+    write_frame(responses, hello_frame(scene_restored=restored, restore_error=restore_error))
     while True:
         try:
             frame = read_frame(requests.read)
