@@ -80,7 +80,12 @@ def load_toolkit_class(name: str) -> type[Toolkit]:
 
 
 def load_toolkit(name: str) -> Toolkit:
-    """An instance of the toolkit registered under ``name``, with default settings."""
+    """An instance of the toolkit registered under ``name``, with default settings;
+    ``"mcp:<server>"`` is an MCP server's tools (see ``agentsdk.mcp.toolkit_from_string``)."""
+    if name.startswith("mcp:"):
+        from .mcp import toolkit_from_string
+
+        return toolkit_from_string(name)
     return load_toolkit_class(name)()
 
 

@@ -70,6 +70,17 @@ class ToolContext:
     turn: int
     artifacts: ArtifactStore
     deps: Any = None
+    report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
+    """Set by whoever runs the tool and can show progress (the MCP server)."""
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Say how far a long tool has got (``progress`` of ``total``, with an optional
+        message). Served over MCP it becomes a progress notification; elsewhere it
+        does nothing."""
+        if self.report_progress is not None:
+            await self.report_progress(progress, total, message)
 
 
 @dataclass
@@ -283,6 +294,38 @@ class Tool:
         if self._is_async:
             return typing.cast(Awaitable[Any], fn(**kwargs))
         return anyio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[..., Any],
+        *,
+        timeout: float | None = None,
+        retries: int = 2,
+        sequential: bool = False,
+        validate: bool = True,
+    ) -> Tool:
+        """A tool from a name, a description, a JSON schema for its arguments and a
+        function, for tools that are described rather than written in Python (an MCP
+        server's, an OpenAPI operation's).
+
+        ``fn(arguments)`` or ``fn(arguments, ctx)``, sync or async, receives the
+        arguments as one dict (their names need not be Python identifiers) and
+        returns what any tool returns. Arguments that do not match ``parameters`` come
+        back to the model as an error result it can fix, like a decorated tool's.
+
+        Raises:
+            ValueError: ``parameters`` is not a usable JSON schema (or needs the
+                ``jsonschema`` package for keywords beyond the common ones).
+        """
+        from ._jsonschema import schema_tool
+
+        return schema_tool(
+            cls, name, description, parameters, fn, timeout, retries, sequential, validate
+        )
 
 
 def _is_context(annotation: Any) -> bool:

@@ -12,7 +12,7 @@ from ._progress import Progress
 
 __all__ = ["COMMANDS", "Progress", "build_parser", "main"]
 
-COMMANDS = ("run", "demo")
+COMMANDS = ("run", "demo", "mcp")
 """Modules of this package that add subcommands, in the order ``--help`` lists them."""
 
 
