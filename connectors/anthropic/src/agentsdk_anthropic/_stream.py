@@ -107,7 +107,8 @@ class StreamAssembler:
             err_type = detail.type if detail else "api_error"
             message = detail.message if detail else "unknown error"
             raise self._error(
-                f"stream error {err_type}: {message}", retryable=err_type in TRANSIENT_ERROR_TYPES
+                f"the server reported an error mid-stream: {err_type}: {message}",
+                retryable=err_type in TRANSIENT_ERROR_TYPES,
             )
         if kind == "message_start":
             if event.message is not None:

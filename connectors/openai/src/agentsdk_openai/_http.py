@@ -251,6 +251,8 @@ class AiohttpBackend(Backend):
         except ValueError as exc:  # e.g. a newline in a header value
             raise CannotSend(str(exc)) from None
         except self._failures as exc:
+            if self._session.closed:  # aclose() under a request in flight: do not reopen
+                raise CannotSend("the model was closed while this request was in flight") from None
             raise _aiohttp_failure(self._aiohttp, exc, read_timeout) from None
         if stream and 200 <= response.status < 300:
             count = [0]
