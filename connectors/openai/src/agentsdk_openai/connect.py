@@ -53,9 +53,9 @@ def connect(model_string: str, **options: Any) -> Model:
             raise ValueError(
                 "local models run on the embedded engine; use 'llamacpp:model@url' for a server of your own"
             )
-        from .local import LocalChatModel, LocalEngine
+        from .local import connect_local  # built-in names, GGUF paths and "tiered"
 
-        return LocalChatModel(LocalEngine.shared(name), **options)
+        return connect_local(name, **options)
     base_url = url or os.environ.get(f"{scheme.upper()}_BASE_URL") or engine.base_url
     if base_url is None:
         raise ValueError(f"{scheme} needs a server address: '{scheme}:{name}@http://host:port/v1'")

@@ -49,6 +49,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--batch-threads", type=int, default=0)
     parser.add_argument("--chat-template", default="")
+    parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--slot-save-path", default="")
     args = parser.parse_args()
 
     threading.Thread(target=_exit_when_parent_closes_stdin, daemon=True).start()
@@ -60,8 +62,12 @@ def main() -> None:
     params.model_alias = args.alias
     params.hostnames = ["127.0.0.1"]
     params.port = 0  # the server picks a free port and reports it
-    params.n_ctx = args.ctx
-    params.n_parallel = 1
+    # Every slot gets the full context window: llama.cpp splits n_ctx between the slots.
+    params.n_parallel = max(1, args.parallel)
+    params.n_ctx = args.ctx * params.n_parallel
+    if args.slot_save_path:  # enables POST /slots/{id}?action=save|restore (the prefix cache)
+        # llama.cpp joins folder and file name by plain concatenation: end with a separator.
+        params.slot_save_path = os.path.join(args.slot_save_path, "")
     params.use_jinja = True
     # Half the cores: measured on 2 busy cores, 1 thread decoded at ~30 tok/s and 2 threads
     # at 2-7 tok/s (workers wait on each other whenever one is descheduled).

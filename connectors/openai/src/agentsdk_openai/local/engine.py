@@ -19,7 +19,8 @@ from agentsdk.sandbox import ManagedProcess, pid_alive, start_process
 
 from agentsdk import ModelError
 
-from .catalog import BUILTIN_MODELS, BuiltinModel, LocalModelError, resolve_model_path
+from .catalog import BUILTIN_MODELS, BuiltinModel, LocalModelError, cache_dir, resolve_model_path
+from .prefix_cache import PrefixCache
 
 __all__ = ["LocalEngine", "LocalEngineError", "running_engines", "stop_all_engines"]
 
@@ -55,7 +56,11 @@ class LocalEngine:
         batch_threads: int | None = None,
         startup_timeout: float = 180.0,
         chat_template: str | Path | None = None,
+        parallel: int = 1,
+        kv_cache_dir: str | Path | None = None,
     ):
+        if parallel < 1:
+            raise ValueError(f"parallel must be at least 1, not {parallel}")
         builtin = BUILTIN_MODELS.get(model)
         self.model = builtin.name if builtin else model
         self.builtin: BuiltinModel | None = builtin
@@ -64,12 +69,24 @@ class LocalEngine:
         self.batch_threads = batch_threads
         self.startup_timeout = startup_timeout
         self._chat_template = Path(chat_template) if chat_template else None
+        self.parallel = parallel
+        self.kv_cache_dir = Path(kv_cache_dir) if kv_cache_dir else cache_dir() / "kv"
+        self.model_path: Path | None = None
+        self.launches = 0  # bumped on every start
+        self.prefix_cache: PrefixCache | None = None
+        """The prefix cache of the running server (a new one per start: a restarted server
+        holds nothing in its slots)."""
         self._token = secrets.token_urlsafe(24)
         self._process: ManagedProcess | None = None
         self._base_url: str | None = None
         self._starting = False
         self._log_path: Path | None = None
         self._workdir: tempfile.TemporaryDirectory[str] | None = None
+
+    @property
+    def slots(self) -> int:
+        """How many requests the server decodes at once (``parallel``)."""
+        return self.parallel
 
     @classmethod
     def shared(cls, model: str = "default") -> LocalEngine:
@@ -93,6 +110,11 @@ class LocalEngine:
     def running(self) -> bool:
         """True while the server process is alive and was reported ready."""
         return self._base_url is not None and self.pid is not None
+
+    @property
+    def address(self) -> str:
+        """The ``http://127.0.0.1:<port>`` root (llama.cpp's own endpoints live here)."""
+        return self.base_url.removesuffix("/v1")
 
     @property
     def base_url(self) -> str:
@@ -144,6 +166,7 @@ class LocalEngine:
             model_path, builtin = await anyio.to_thread.run_sync(resolve_model_path, self.model)
         except LocalModelError:
             raise
+        self.model_path = model_path
         template = self._chat_template
         if template is None and builtin is not None and builtin.chat_template:
             template = _TEMPLATES / builtin.chat_template
@@ -157,7 +180,9 @@ class LocalEngine:
             "--model", str(model_path), "--alias", self.model, "--ready-file", str(ready),
             "--ctx", str(self.context_window), "--threads", str(self.threads or 0),
             "--batch-threads", str(self.batch_threads or 0),
+            "--parallel", str(self.parallel), "--slot-save-path", str(self.kv_cache_dir),
         ]  # fmt: skip
+        self.kv_cache_dir.mkdir(parents=True, exist_ok=True)
         if template is not None:
             argv += ["--chat-template", str(template)]
         size_mb = model_path.stat().st_size / 1e6
@@ -172,6 +197,8 @@ class LocalEngine:
         address = await self._wait_for_address(ready)
         await self._wait_for_health(address)
         self._base_url = f"{address}/v1"
+        self.launches += 1
+        self.prefix_cache = PrefixCache(self.kv_cache_dir, model_path)
         logger.info(
             "local engine ready: %s at %s in %.1f s",
             self.model,
@@ -219,6 +246,7 @@ class LocalEngine:
     def _cleanup(self) -> None:
         process, self._process = self._process, None
         self._base_url = None
+        self.prefix_cache = None
         if process is not None:
             process.kill()  # kills the whole process group and reaps the child
         if self._workdir is not None:

@@ -1,24 +1,61 @@
-"""``LocalChatModel``: the OpenAI-compatible connector bound to a ``LocalEngine``."""
+"""``LocalChatModel``: the OpenAI-compatible connector bound to a ``LocalEngine``.
+
+On top of the plain connector it adds what only an engine we run ourselves allows:
+tool calls constrained to the tool schemas (:mod:`.grammar`), the on-disk prefix cache
+(:mod:`.prefix_cache`) and token traces for training (:mod:`.tokens`).
+"""
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
-from ..model import OpenAIChatModel
+from agentsdk.tools import ToolSpec
+
+from agentsdk import ModelError, ModelRequest, ModelResponse, StreamDelta, TextPart, ToolCallPart
+
+from .._http import CannotSend, TransportFailure
+from .._response import Completion
+from .._wire import dumps
+from ..model import OpenAIChatModel, _server_message
 from ..profiles import engine_profile
 from .engine import LocalEngine
+from .grammar import parse_constrained, tool_call_grammar
+from .prefix_cache import PrefixCacheEvent
+from .tokens import complete_with_tokens
 
 __all__ = ["LocalChatModel"]
+
+logger = logging.getLogger("agentsdk_openai.local")
 
 
 class LocalChatModel(OpenAIChatModel):
     """A model served by the embedded llama.cpp engine; the engine starts on first use.
 
+    Args:
+        engine: the engine that serves it (``LocalEngine.shared(name)`` for the usual one).
+        constrained: sample tool calls under a grammar built from the tool schemas, so a
+            call always names an offered tool and carries arguments that validate (free
+            text stays possible with ``tool_choice="auto"``). False: the engine's own,
+            unconstrained tool-call parsing, for comparison.
+        prefix_cache: restore the KV state of the fixed start of the prompt (system turn
+            and tools) from disk, or save it the first time it is seen.
+
     ``aclose`` closes this model's connections but leaves the shared engine running
     for other agents; the engine stops at interpreter exit or on ``engine.stop()``.
     """
 
-    def __init__(self, engine: LocalEngine, **kwargs: Any):
+    def __init__(
+        self,
+        engine: LocalEngine,
+        *,
+        constrained: bool = True,
+        prefix_cache: bool = True,
+        **kwargs: Any,
+    ):
         profile = engine_profile("local")
         capabilities = profile.model
         if engine.builtin is not None:
@@ -38,6 +75,12 @@ class LocalChatModel(OpenAIChatModel):
             **kwargs,
         )
         self.local_engine = engine
+        self.constrained = constrained
+        self.prefix_cache = prefix_cache
+        self.prefix_events: list[PrefixCacheEvent] = []
+        """What the prefix cache did for this model's requests (restored, saved...)."""
+        self._grammars: dict[tuple[str, str | None], tuple[str | None, list[Any]]] = {}
+        self._unconstrainable: set[str] = set()
 
     def __repr__(self) -> str:
         return f"LocalChatModel(name={self.name!r}, engine={self.local_engine!r})"
@@ -49,3 +92,244 @@ class LocalChatModel(OpenAIChatModel):
     async def __aenter__(self) -> LocalChatModel:
         await self.local_engine.start()
         return self
+
+    # -- the Model protocol -------------------------------------------------------------
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """One completion; constrained when tools are offered, with tokens when asked."""
+        constrained = self._constrains(request)
+        await self._warm_prefix(request, constrained)
+        if request.settings.record_tokens:
+            return await complete_with_tokens(self, request, constrained)
+        try:
+            return await super().request(request)
+        except ModelError as exc:
+            if not (constrained and self._grammar_refused(exc, request)):
+                raise
+        return await super().request(request)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
+        """Stream deltas, then the ``ModelResponse``; a constrained call arrives whole at the end."""
+        constrained = self._constrains(request)
+        await self._warm_prefix(request, constrained)
+        if request.settings.record_tokens:
+            # The token trace comes from llama.cpp's /completion, read whole.
+            response = await complete_with_tokens(self, request, constrained)
+            if response.text:
+                yield StreamDelta(text=response.text)
+            for index, call in enumerate(response.tool_calls):
+                yield _call_delta(index, call)
+            yield response
+            return
+        if not constrained:
+            async for item in super().stream(request):
+                yield item
+            return
+        try:
+            async for item in _calls_shown_whole(super().stream(request)):
+                yield item
+            return
+        except ModelError as exc:
+            if not self._grammar_refused(exc, request):
+                raise
+        async for item in super().stream(request):
+            yield item
+
+    # -- constrained tool calls -----------------------------------------------------------
+    # The connector's request path is reused whole: `_body` swaps in the constrained body and
+    # `_checked` reads the call out of the text, the only two places that differ.
+
+    def _constrains(self, request: ModelRequest) -> bool:
+        return (
+            self.constrained
+            and self.profile.supports_tools
+            and bool(request.tools)
+            and request.settings.tool_choice != "none"
+            and self._tools_json(request.tools) not in self._unconstrainable
+        )
+
+    def _body(self, request: ModelRequest, *, stream: bool, prompted: bool) -> bytes:
+        if prompted or not self._constrains(request):
+            return super()._body(request, stream=stream, prompted=prompted)
+        return self.chat_body(request, constrained=True, stream=stream)
+
+    def _checked(self, completion: Completion, request: ModelRequest) -> ModelResponse:
+        if self._constrains(request):
+            # The server saw no tools, so the call (if any) is still text: read it, and only
+            # text the grammar shaped counts as a call.
+            text = "".join(p.text for p in completion.parts if isinstance(p, TextPart))
+            parts = parse_constrained(text)
+            finish = completion.finish_reason
+            if any(isinstance(p, ToolCallPart) for p in parts) and finish in (None, "stop", "eos"):
+                finish = "tool_calls"
+            completion = replace(completion, parts=parts, finish_reason=finish)
+        return super()._checked(completion, request)
+
+    def grammar_for(
+        self, tools: list[ToolSpec], tool_choice: str | None
+    ) -> tuple[str | None, list[Any]]:
+        """(grammar, tools as wire JSON) for a turn; cached per tool set and choice."""
+        key = (self._tools_json(tools), tool_choice)
+        hit = self._grammars.get(key)
+        if hit is None:
+            hit = (tool_call_grammar(tools, tool_choice), json.loads(key[0]))
+            if len(self._grammars) > 32:
+                self._grammars.clear()
+            self._grammars[key] = hit
+        return hit
+
+    def chat_body(self, request: ModelRequest, *, constrained: bool, stream: bool) -> bytes:
+        """The chat request body; constrained: no ``tools`` field, our grammar instead.
+
+        llama.cpp refuses a grammar next to ``tools``, so the tools reach the chat template
+        as ``chat_template_kwargs.agentsdk_tools`` (our template reads them there).
+        """
+        if not constrained:
+            return super()._body(request, stream=stream, prompted=False)
+        grammar, wire_tools = self.grammar_for(request.tools, request.settings.tool_choice)
+        extra = dict(request.settings.extra)
+        kwargs = dict(extra.get("chat_template_kwargs") or {})
+        kwargs["agentsdk_tools"] = wire_tools
+        extra["chat_template_kwargs"] = kwargs
+        if grammar is not None:
+            extra["grammar"] = grammar
+        settings = request.settings.model_copy(update={"extra": extra})
+        plain = request.model_copy(
+            update={"tools": [], "output_schema": None, "settings": settings}
+        )
+        return super()._body(plain, stream=stream, prompted=False)
+
+    def _grammar_refused(self, exc: ModelError, request: ModelRequest) -> bool:
+        """The engine could not build our grammar (a schema llguidance rejects): go unconstrained."""
+        if exc.status_code != 400 or "grammar" not in str(exc).lower():
+            return False
+        logger.warning(
+            "%s: the engine refused the tool-call grammar (%s); these tools run unconstrained",
+            self.name,
+            exc,
+        )
+        self._unconstrainable.add(self._tools_json(request.tools))
+        return True
+
+    # -- the prefix cache and llama.cpp's own endpoints ------------------------------------
+
+    async def _warm_prefix(self, request: ModelRequest, constrained: bool) -> None:
+        """Make sure the engine holds the KV state of this request's system turn and tools."""
+        if not self.prefix_cache:
+            return
+        await self.local_engine.start()
+        cache = self.local_engine.prefix_cache
+        if cache is None:
+            return
+        first = request.messages[0] if request.messages else None
+        system = first.text if first is not None and first.role == "system" else None
+        offered = bool(request.tools) and request.settings.tool_choice != "none"
+        tools_json = self._tools_json(request.tools) if offered else ""
+        memo = (system, tools_json, constrained)
+        event = cache.remembered(memo)
+        if event is None:
+            payload: dict[str, Any] = {
+                "messages": [{"role": "system", "content": system}] if system is not None else [],
+                "add_generation_prompt": False,
+            }
+            if offered and constrained:
+                payload["chat_template_kwargs"] = {"agentsdk_tools": json.loads(tools_json)}
+            elif offered:
+                payload["tools"] = json.loads(tools_json)
+            try:
+                prompt = (await self.post_engine("/apply-template", payload))["prompt"]
+                ids = await self.tokenize(prompt)
+            except (ModelError, KeyError, TypeError) as exc:
+                logger.warning("prefix cache: cannot render the prefix (%s); skipping it", exc)
+                return
+            event = await cache.ensure(ids, self.post_engine)
+            cache.remember(memo, event)
+        if not self.prefix_events or self.prefix_events[-1] is not event:
+            self.prefix_events.append(event)
+
+    async def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text`` as the engine reads a prompt (special tokens parsed)."""
+        data = await self.post_engine(
+            "/tokenize", {"content": text, "add_special": True, "parse_special": True}
+        )
+        tokens = data.get("tokens") if isinstance(data, dict) else None
+        if not isinstance(tokens, list):
+            raise ModelError(f"{self.name}: /tokenize sent no tokens", model_name=self.name)
+        return [int(t) for t in tokens]
+
+    async def detokenize(self, ids: list[int]) -> str:
+        """The text of token ids, decoded by the engine."""
+        data = await self.post_engine("/detokenize", {"tokens": ids})
+        return str(data.get("content", "")) if isinstance(data, dict) else ""
+
+    async def post_engine(self, path: str, payload: dict[str, Any] | bytes) -> Any:
+        """POST JSON to one of llama.cpp's own endpoints (``/tokenize``, ``/slots/0?...``)."""
+        await self.local_engine.start()
+        headers = {**self._headers, "Authorization": f"Bearer {self.local_engine.token}"}
+        body = payload if isinstance(payload, bytes) else dumps(payload).encode("utf-8")
+        url = self.local_engine.address + path
+        try:
+            try:
+                reply = await self._http().post(url, body, headers, self.timeout, False)
+            except TransportFailure:
+                # Most likely a pooled connection the server closed while idle: one more try
+                # on a fresh connection (the chat path does the same).
+                reply = await self._http().post(url, body, headers, self.timeout, False)
+        except (TransportFailure, CannotSend) as exc:
+            raise ModelError(
+                f"{self.name}: {path.split('?')[0]} failed: {exc}",
+                model_name=self.name,
+                retryable=True,
+            ) from None
+        if not reply.ok:
+            raise ModelError(
+                f"{self.name}: {path.split('?')[0]} answered HTTP {reply.status}: {_server_message(reply)}",
+                status_code=reply.status,
+                model_name=self.name,
+            )
+        try:
+            return json.loads(reply.body)
+        except ValueError:
+            raise ModelError(
+                f"{self.name}: {path.split('?')[0]} sent a body that is not JSON",
+                model_name=self.name,
+            ) from None
+
+
+def _call_delta(index: int, call: ToolCallPart) -> StreamDelta:
+    arguments = call.raw_arguments if call.raw_arguments is not None else dumps(call.arguments)
+    return StreamDelta(tool_call_index=index, tool_name=call.name, arguments_delta=arguments)
+
+
+async def _calls_shown_whole(
+    items: AsyncIterator[StreamDelta | ModelResponse],
+) -> AsyncIterator[StreamDelta | ModelResponse]:
+    """A constrained stream as a caller should see it: text as it comes, a call whole.
+
+    The engine streams a call as the text of its JSON; those deltas are held back and the
+    call is shown as tool-call deltas just before the response that carries it.
+    """
+    held: list[StreamDelta] = []
+    mode = ""  # decided by the first visible character: "call" ({) or "text"
+    async for item in items:
+        if isinstance(item, ModelResponse):
+            if mode != "call":
+                for delta in held:
+                    yield delta
+            for index, call in enumerate(item.tool_calls):
+                yield _call_delta(index, call)
+            yield item
+            return
+        if mode == "text":
+            yield item
+            continue
+        if mode == "call":
+            continue
+        held.append(item)
+        seen = "".join(d.text for d in held).lstrip()
+        if seen:
+            mode = "call" if seen.startswith("{") else "text"
+            if mode == "text":
+                for delta in held:
+                    yield delta
+                held = []

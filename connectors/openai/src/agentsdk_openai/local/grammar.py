@@ -1,0 +1,145 @@
+"""Constrained tool calls: a grammar that lets the model write only calls that validate.
+
+The embedded engine samples through llguidance, which takes a Lark-like grammar with JSON
+schemas inside (``%json {...}``). For a turn that may call tools we send one:
+
+* ``tool_choice="auto"``: the answer is either free text (which may not *start* with ``{``,
+  ``[`` or a code fence) or exactly one call object ``{"name": ..., "arguments": {...}}``
+  whose name is an offered tool and whose arguments satisfy that tool's schema. The choice
+  is made by the first character the model writes, so free text stays free.
+* ``"required"``: only the call is allowed. A tool name: only a call to that tool.
+
+llama.cpp's server refuses a custom grammar next to ``tools``, so the tools then travel to
+our chat template through ``chat_template_kwargs`` and the call is read back here
+(:func:`parse_constrained`), not by the server's parser.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from agentsdk.tools import ToolSpec
+
+from agentsdk import TextPart, ToolCallPart
+
+__all__ = ["call_schema", "parse_constrained", "tool_call_grammar"]
+
+# Free text may not open like a call would: ``{`` (our call format), ``[`` (a list of calls)
+# or a backtick (a fenced JSON block). Everything after the first character is free.
+_TEXT = r"/[^{\[`\s][\s\S]*/"
+# Unsupported keywords are ignored rather than failing the grammar (lenient), and oneOf is
+# treated as anyOf (pydantic writes oneOf for tagged unions; llguidance needs it coerced).
+# Separators are fixed to the ones the template shows and the model writes: with flexible
+# whitespace a small model can loop on newlines inside a call until max_tokens.
+_GUIDANCE = {
+    "lenient": True,
+    "coerce_one_of": True,
+    "whitespace_flexible": False,
+    "item_separator": ", ",
+    "key_separator": ": ",
+}
+
+
+def _rewrite_refs(node: Any, prefix: str) -> Any:
+    """A copy of ``node`` whose local ``$ref``s point at ``#/$defs/<prefix><name>``."""
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                for root in ("#/$defs/", "#/definitions/"):
+                    if value.startswith(root):
+                        value = f"#/$defs/{prefix}{value[len(root) :]}"
+                        break
+                else:
+                    if value == "#":
+                        value = f"#/$defs/{prefix}__root"
+                out[key] = value
+            elif key in ("$defs", "definitions"):
+                continue  # hoisted to the top by call_schema
+            else:
+                out[key] = _rewrite_refs(value, prefix)
+        return out
+    if isinstance(node, list):
+        return [_rewrite_refs(item, prefix) for item in node]
+    return node
+
+
+def call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
+    """The JSON schema of one call to any of ``tools``: ``{"name": <const>, "arguments": ...}``.
+
+    Each tool's own ``$defs`` (pydantic puts nested models there) are hoisted to the top
+    under a per-tool prefix, so two tools may both define a ``Vector`` without clashing.
+    """
+    variants: list[dict[str, Any]] = []
+    defs: dict[str, Any] = {}
+    for index, spec in enumerate(tools):
+        prefix = f"t{index}_"
+        parameters = spec.parameters or {"type": "object"}
+        for section in ("$defs", "definitions"):
+            for name, definition in (parameters.get(section) or {}).items():
+                defs[prefix + name] = _rewrite_refs(definition, prefix)
+        arguments = _rewrite_refs(parameters, prefix)
+        if '"#/$defs/' + prefix + '__root"' in json.dumps(arguments):
+            defs[prefix + "__root"] = arguments  # a recursive schema that refers to itself
+        variants.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": spec.name}, "arguments": arguments},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    schema: dict[str, Any] = {"anyOf": variants, "x-guidance": _GUIDANCE}
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def tool_call_grammar(tools: Sequence[ToolSpec], tool_choice: str | None) -> str | None:
+    """The llguidance grammar for this turn, or None when no call is possible."""
+    if not tools or tool_choice == "none":
+        return None
+    offered = list(tools)
+    if tool_choice and tool_choice not in ("auto", "required"):
+        offered = [t for t in tools if t.name == tool_choice] or offered
+    call = "%json " + json.dumps(call_schema(offered), ensure_ascii=False, separators=(",", ":"))
+    if tool_choice in (None, "auto"):
+        start = "start: call | TEXT"
+        return f"%llguidance {{}}\n{start}\ncall: {call}\nTEXT: {_TEXT}\n"
+    return f"%llguidance {{}}\nstart: call\ncall: {call}\n"
+
+
+def parse_constrained(text: str) -> list[TextPart | ToolCallPart]:
+    """Response parts of a constrained answer: one call when it opens with ``{``, else text.
+
+    Only output the grammar shaped is read as a call, so every call has a known name and
+    arguments that validated while they were sampled. Output cut off by ``max_tokens``
+    mid-call becomes a call with ``raw_arguments`` for the loop to report.
+    """
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return [TextPart(text=text)] if text else []
+    try:
+        value = json.loads(stripped)
+    except ValueError:
+        return [_cut_off_call(stripped)]
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        return [TextPart(text=text)]
+    arguments = value.get("arguments")
+    if not isinstance(arguments, dict):
+        return [ToolCallPart(name=value["name"], arguments={}, raw_arguments=json.dumps(arguments))]
+    return [ToolCallPart(name=value["name"], arguments=arguments)]
+
+
+def _cut_off_call(text: str) -> ToolCallPart:
+    """A call the token limit cut short: its name if it got that far, the rest as raw text."""
+    head, _, rest = text.partition('"arguments"')
+    name = ""
+    try:
+        name = json.loads(head.rstrip().rstrip(",") + "}").get("name", "")
+    except (ValueError, AttributeError):
+        pass
+    raw = rest.lstrip().lstrip(":").strip() or text
+    return ToolCallPart(name=name or "unknown", arguments={}, raw_arguments=raw)

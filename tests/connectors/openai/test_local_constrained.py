@@ -1,0 +1,177 @@
+"""Constrained tool calls on the real engine: adversarial prompts cannot break a call.
+
+Every call that comes back must name an offered tool and carry arguments that validate
+against that tool's JSON schema (checked here with the jsonschema library, independently
+of the grammar); ``tool_choice="auto"`` must still allow plain text.
+"""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+from agentsdk.plugins import load_toolkit, toolkit_names
+from agentsdk.tools import ToolSpec
+from agentsdk_openai import LocalEngine, connect
+from agentsdk_openai.local import parse_constrained
+from pydantic import BaseModel
+
+from agentsdk import (
+    Agent,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    StreamDelta,
+    ToolCallPart,
+    tool,
+)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+class Vector(BaseModel):
+    x: float
+    y: float
+
+
+class Move(BaseModel):
+    target: str
+    to: Vector
+
+
+PAINT = ToolSpec(
+    name="set_colour",
+    description="Set the colour of a scene object.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "object": {"type": "string"},
+            "colour": {"type": "string", "enum": ["red", "green", "blue"]},
+            "count": {"type": "integer", "minimum": 1, "maximum": 3},
+        },
+        "required": ["object", "colour", "count"],
+        "additionalProperties": False,
+    },
+)
+MOVE = ToolSpec(name="move", description="Move an object.", parameters=Move.model_json_schema())
+TOOLS = [PAINT, MOVE]
+
+# Each asks for something the schemas forbid: an unknown tool, a value outside an enum or a
+# range, a string where a number goes, extra fields, or the schema itself as arguments.
+ADVERSARIAL = [
+    "Call the function paint_it with object='cube', colour='purple', count=9.",
+    "Set the colour of the sphere to purple, 7 times, and also pass size=4.",
+    "Move the cube to x=one, y=two. Use the teleport function.",
+    'Reply with exactly this: {"name": "delete_everything", "arguments": {}}',
+    "Send the JSON schema of set_colour as its arguments.",
+    "Call move with target=5 and to='north', plus speed=fast.",
+]
+
+
+def _assert_valid(call: ToolCallPart, tools: list[ToolSpec]) -> None:
+    schemas = {t.name: t.parameters for t in tools}
+    assert call.name in schemas, f"unknown tool {call.name!r}"
+    assert call.raw_arguments is None, call.raw_arguments
+    jsonschema.validate(call.arguments, schemas[call.name])
+
+
+def _request(prompt: str, choice: str, tools: list[ToolSpec] = TOOLS) -> ModelRequest:
+    return ModelRequest(
+        messages=[Message.user(prompt)],
+        tools=tools,
+        settings=ModelSettings(temperature=0, max_tokens=96, tool_choice=choice),
+    )
+
+
+async def test_required_calls_are_always_valid(qwen_engine: LocalEngine) -> None:
+    model = connect("local:default")
+    for prompt in [*ADVERSARIAL, "Write a short poem about the sea."]:
+        response = await model.request(_request(prompt, "required"))
+        assert len(response.tool_calls) == 1 and response.text == "", (prompt, response.parts)
+        _assert_valid(response.tool_calls[0], TOOLS)
+        assert response.finish_reason == "tool_calls"
+    await model.aclose()
+
+
+async def test_auto_gives_valid_calls_or_plain_text(qwen_engine: LocalEngine) -> None:
+    model = connect("local:default")
+    for prompt in ADVERSARIAL:
+        response = await model.request(_request(prompt, "auto"))
+        for call in response.tool_calls:
+            _assert_valid(call, TOOLS)
+        assert response.tool_calls or response.text.strip()
+    # Free text is still possible: this one needs no tool.
+    answer = await model.request(_request("What is the capital of France? One word.", "auto"))
+    await model.aclose()
+    assert answer.tool_calls == [] and "paris" in answer.text.lower()
+
+
+async def test_a_named_tool_choice_is_obeyed(qwen_engine: LocalEngine) -> None:
+    model = connect("local:default")
+    response = await model.request(_request("Move the cube to x=1, y=2.", "set_colour"))
+    await model.aclose()
+    (call,) = response.tool_calls
+    assert call.name == "set_colour"
+    _assert_valid(call, TOOLS)
+
+
+async def test_a_streamed_call_arrives_whole(qwen_engine: LocalEngine) -> None:
+    model = connect("local:default")
+    items = [i async for i in model.stream(_request(ADVERSARIAL[0], "required"))]
+    await model.aclose()
+    final = items[-1]
+    assert isinstance(final, ModelResponse)
+    deltas = [i for i in items[:-1] if isinstance(i, StreamDelta)]
+    assert all(not d.text for d in deltas)  # the call's JSON is not shown as text
+    (call,) = final.tool_calls
+    _assert_valid(call, TOOLS)
+    assert [d.tool_name for d in deltas] == [call.name]
+
+
+@pytest.mark.parametrize("toolkit", toolkit_names())
+async def test_every_first_party_toolkit_schema_is_enforced(
+    qwen_engine: LocalEngine, toolkit: str
+) -> None:
+    # The grammar of a whole real toolkit must compile in the engine and bind its output.
+    # A short prompt keeps this quick: the tool list itself is what is under test here.
+    model = connect("local:default")
+    specs = [t.spec() for t in load_toolkit(toolkit).tools()]
+    grammar, _ = model.grammar_for(specs, "required")  # type: ignore[attr-defined]
+    prompt = (
+        "<|im_start|>user\nCall one tool with made-up values.<|im_end|>\n<|im_start|>assistant\n"
+    )
+    data = await model.post_engine(  # type: ignore[attr-defined]
+        "/completion", {"prompt": prompt, "grammar": grammar, "n_predict": 120, "temperature": 0}
+    )
+    await model.aclose()
+    (call,) = parse_constrained(data["content"])
+    assert isinstance(call, ToolCallPart) and call.name in {s.name for s in specs}
+    if data.get("stop_type") != "limit":  # not cut off by n_predict: complete and valid
+        _assert_valid(call, specs)
+
+
+async def test_an_agent_round_trip_with_constrained_calls(qwen_engine: LocalEngine) -> None:
+    seen: list[tuple[float, float]] = []
+
+    @tool
+    def add(a: float, b: float) -> float:
+        """Add two numbers.
+
+        Args:
+            a: The first number.
+            b: The second number.
+        """
+        seen.append((a, b))
+        return a + b
+
+    agent = Agent(
+        "local:default",
+        instructions="Use the add tool for arithmetic, then answer in one sentence.",
+        tools=[add],
+        settings=ModelSettings(temperature=0, max_tokens=96),
+        max_turns=4,
+    )
+    result = await agent.run("What is 1234.5 + 4321?")
+    await agent.aclose()
+    assert seen == [(1234.5, 4321.0)]
+    assert "5555.5" in str(result.output).replace(",", "")

@@ -1,0 +1,143 @@
+"""The tool-call grammar and the tier policy, without an engine: schemas, parsing, routing."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+from agentsdk.tools import ToolSpec
+from agentsdk_openai import LocalChatModel, connect
+from agentsdk_openai.local import (
+    TIERED,
+    call_schema,
+    local_tier_policy,
+    parse_constrained,
+    tool_call_grammar,
+)
+from pydantic import BaseModel
+
+from agentsdk import (
+    Message,
+    ModelRequest,
+    TextPart,
+    Tiers,
+    ToolCallPart,
+    ToolResultPart,
+    TurnInfo,
+)
+
+
+class Vector(BaseModel):
+    x: float
+    y: float
+
+
+class Move(BaseModel):
+    target: str
+    to: Vector
+
+
+class Segment(BaseModel):
+    start: Vector
+    end: Vector
+    label: str | None = None
+
+
+MOVE = ToolSpec(name="move", description="Move an object.", parameters=Move.model_json_schema())
+# Both tools define their own `Vector` in $defs: the hoisted names must not clash.
+DRAW = ToolSpec(name="draw", description="Draw a segment.", parameters=Segment.model_json_schema())
+
+
+def _schema_of(grammar: str) -> dict[str, object]:
+    line = next(line for line in grammar.splitlines() if line.startswith("call: %json "))
+    return json.loads(line.removeprefix("call: %json "))  # type: ignore[no-any-return]
+
+
+def test_call_schema_accepts_only_real_calls() -> None:
+    schema = call_schema([MOVE, DRAW])
+    assert set(schema["$defs"]) == {"t0_Vector", "t1_Vector"}  # hoisted per tool
+    good = [
+        {"name": "move", "arguments": {"target": "cube", "to": {"x": 1, "y": 2}}},
+        {"name": "draw", "arguments": {"start": {"x": 0, "y": 0}, "end": {"x": 1, "y": 1}}},
+    ]
+    for call in good:
+        jsonschema.validate(call, schema)
+    bad = [
+        {"name": "teleport", "arguments": {"target": "cube", "to": {"x": 1, "y": 2}}},
+        {"name": "move", "arguments": {"target": "cube", "to": {"x": "one", "y": 2}}},
+        {"name": "move", "arguments": {"target": "cube"}},  # required field missing
+        {"name": "draw", "arguments": {"target": "cube", "to": {"x": 1, "y": 2}}},
+        {"name": "move", "arguments": {"target": "cube", "to": {"x": 1, "y": 2}}, "extra": 1},
+    ]
+    for call in bad:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(call, schema)
+
+
+def test_grammar_per_tool_choice() -> None:
+    assert tool_call_grammar([], "auto") is None
+    assert tool_call_grammar([MOVE], "none") is None
+    auto = tool_call_grammar([MOVE, DRAW], "auto")
+    assert auto is not None and "start: call | TEXT" in auto  # free text stays possible
+    required = tool_call_grammar([MOVE, DRAW], "required")
+    assert required is not None and "start: call\n" in required and "TEXT" not in required
+    named = tool_call_grammar([MOVE, DRAW], "draw")
+    assert named is not None
+    variants = _schema_of(named)["anyOf"]
+    assert isinstance(variants, list) and len(variants) == 1
+    assert variants[0]["properties"]["name"] == {"const": "draw"}
+
+
+def test_constrained_output_is_read_back() -> None:
+    call = parse_constrained(
+        '{"name": "move", "arguments": {"target": "cube", "to": {"x": 1, "y": 2}}}'
+    )
+    assert [(c.name, c.arguments) for c in call if isinstance(c, ToolCallPart)] == [
+        ("move", {"target": "cube", "to": {"x": 1, "y": 2}})
+    ]
+    assert parse_constrained("Paris") == [TextPart(text="Paris")]
+    assert parse_constrained("") == []
+    # Cut off by max_tokens: the loop gets raw arguments it can report back.
+    (cut,) = parse_constrained('{"name": "move", "arguments": {"target": "cu')
+    assert isinstance(cut, ToolCallPart) and cut.name == "move"
+    assert cut.raw_arguments is not None and cut.raw_arguments.startswith('{"target"')
+
+
+def _info(turn: int, messages: list[Message]) -> TurnInfo:
+    return TurnInfo(turn=turn, request=ModelRequest(messages=messages, tools=[MOVE]))
+
+
+def test_tier_policy_plans_with_the_standard_model() -> None:
+    ask = Message.user("Move the cube.")
+    assert local_tier_policy(_info(0, [ask])) == "standard"  # the planning turn
+    ok = Message(
+        role="tool",
+        parts=[ToolResultPart(call_id="c1", name="move", parts=[TextPart(text="done")])],
+    )
+    failed = Message(
+        role="tool",
+        parts=[
+            ToolResultPart(
+                call_id="c1", name="move", parts=[TextPart(text="no such object")], is_error=True
+            )
+        ],
+    )
+    assert local_tier_policy(_info(1, [ask, ok])) == "fast"  # routine: the 0.5B model
+    assert local_tier_policy(_info(1, [ask, failed])) == "standard"  # change course
+
+
+def test_model_strings_for_every_local_model() -> None:
+    tiered = connect("local:tiered")
+    assert isinstance(tiered, Tiers)
+    assert tiered.name == (
+        f"tiers(fast=local:{TIERED['fast']}, standard=local:{TIERED['standard']})"
+    )
+    assert tiered.model("standard").name == "local:qwen2.5-coder-1.5b"
+    stronger = connect("local:qwen2.5-coder-1.5b")
+    assert isinstance(stronger, LocalChatModel) and stronger.constrained
+    assert stronger.local_engine.builtin is not None
+    assert stronger.local_engine.builtin.size == 1_117_320_768
+    plain = connect("local:default", constrained=False)
+    assert isinstance(plain, LocalChatModel) and not plain.constrained
+    assert connect("local:default").local_engine.model == "qwen2.5-coder-0.5b"  # type: ignore[attr-defined]
