@@ -13,6 +13,7 @@ pytestmark = pytest.mark.anyio
 
 def _counter() -> tuple[dict[str, int], object, object]:
     runs = {"look": 0, "paint": 0}
+    box = {"colour": "grey"}
 
     @tool
     def look(view: str) -> str:
@@ -22,7 +23,7 @@ def _counter() -> tuple[dict[str, int], object, object]:
             view: Which view.
         """
         runs["look"] += 1
-        return f"the {view} view shows a grey box"
+        return f"the {view} view shows a {box['colour']} box"
 
     @tool
     def paint(colour: str) -> str:
@@ -32,6 +33,7 @@ def _counter() -> tuple[dict[str, int], object, object]:
             colour: A colour name.
         """
         runs["paint"] += 1
+        box["colour"] = colour
         return f"painted {colour}"
 
     return runs, look, paint
@@ -41,23 +43,39 @@ def _look(view: str = "front") -> ToolCallPart:
     return ToolCallPart(name="look", arguments={"view": view})
 
 
-async def test_repeating_the_same_call_is_refused_then_stops_the_run() -> None:
+async def test_repeating_a_call_that_gives_the_same_result_is_an_error_then_stops_the_run() -> None:
     runs, look, paint = _counter()
     model = ScriptedModel([_look()] * 6)
+    assert runs["look"] == 0
     with pytest.raises(LoopDetected, match=r"repeated look\(\{\"view\": \"front\"\}\)") as info:
         await Agent(model, tools=[look, paint]).run("look at it")
-    assert runs["look"] == 1  # the repeats never ran the tool
     assert info.value.result is not None and info.value.result.turns == 4
-    refused = model.requests[2].messages[-1].tool_results[0]
-    assert refused.is_error and refused.text.startswith("Loop detected: you called look")
-    assert "the front view shows a grey box" in refused.text
+    first = model.requests[1].messages[-1].tool_results[0]
+    assert not first.is_error
+    repeated = model.requests[2].messages[-1].tool_results[0]
+    assert repeated.is_error and repeated.text.startswith("Loop detected: you called look")
+    assert "the front view shows a grey box" in repeated.text
+
+
+async def test_a_repeated_call_whose_result_changes_is_progress() -> None:
+    pages = iter(["page 1", "page 2", "page 3"])
+
+    @tool
+    def next_page() -> str:
+        """The next page of results."""
+        return next(pages)
+
+    model = ScriptedModel([ToolCallPart(name="next_page", arguments={})] * 3 + ["read all"])
+    result = await Agent(model, tools=[next_page]).run("read")
+    assert result.output == "read all"
+    assert not any(r.is_error for m in result.messages for r in m.tool_results)
 
 
 async def test_a_model_that_reads_the_refusal_can_finish() -> None:
     runs, look, paint = _counter()
     model = ScriptedModel([_look(), _look(), "It is a grey box."])
     result = await Agent(model, tools=[look, paint]).run("look")
-    assert result.output == "It is a grey box." and runs["look"] == 1
+    assert result.output == "It is a grey box." and runs["look"] == 2
 
 
 async def test_looking_again_after_a_change_is_not_a_loop() -> None:
@@ -66,11 +84,16 @@ async def test_looking_again_after_a_change_is_not_a_loop() -> None:
         _look(),
         ToolCallPart(name="paint", arguments={"colour": "red"}),
         _look(),
-        [ToolCallPart(name="paint", arguments={"colour": "red"}), _look()],
+        [ToolCallPart(name="paint", arguments={"colour": "blue"}), _look()],
         "done",
     ]
-    result = await Agent(ScriptedModel(steps), tools=[look, paint]).run("paint it red")
+    result = await Agent(ScriptedModel(steps), tools=[look, paint]).run("paint it")
     assert result.output == "done" and runs == {"look": 3, "paint": 2}
+    assert not any(r.is_error for m in result.messages for r in m.tool_results)
+    # Painting it the same colour again changes nothing: the look after it is a repeat.
+    steps = [_look(), ToolCallPart(name="paint", arguments={"colour": "blue"}), _look(), "done"]
+    result = await Agent(ScriptedModel(steps), tools=[look, paint]).run("paint it")
+    assert [r.is_error for m in result.messages for r in m.tool_results] == [False, False, True]
 
 
 async def test_the_same_error_twice_is_pointed_out() -> None:

@@ -249,8 +249,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
         for call in calls:
             yield ToolCallStarted(cfg.run_id, turn, call.id, call.name, call.arguments)
         guard = cfg.guard
-        blocked = guard.before(calls) if guard is not None else {}
-        outcomes = await _run_calls(cfg, calls, turn, blocked)
+        outcomes = await _run_calls(cfg, calls, turn)
         if guard is not None:
             reviewed = guard.after(calls, [o for o, _ in outcomes])
             outcomes = [(o, d) for o, (_, d) in zip(reviewed, outcomes, strict=True)]
@@ -414,16 +413,13 @@ def _route_outcome(
 
 
 async def _run_calls(
-    cfg: RunConfig, calls: list[ToolCallPart], turn: int, blocked: dict[int, ToolOutcome]
+    cfg: RunConfig, calls: list[ToolCallPart], turn: int
 ) -> list[tuple[ToolOutcome, float]]:
-    """Run this turn's calls; ``blocked`` ones (by position) get their given outcome."""
-    if len(calls) == 1 and not blocked:  # the common turn: no bookkeeping
+    if len(calls) == 1:  # the common turn: no bookkeeping for order or concurrency
         start = time.perf_counter()
         outcome = await _call(cfg, calls[0], turn)
         return [(outcome, time.perf_counter() - start)]
-    results: list[tuple[ToolOutcome, float] | None] = [
-        (blocked[i], 0.0) if i in blocked else None for i in range(len(calls))
-    ]
+    results: list[tuple[ToolOutcome, float] | None] = [None] * len(calls)
 
     async def one(i: int, call: ToolCallPart) -> None:
         start = time.perf_counter()
@@ -432,7 +428,7 @@ async def _run_calls(
     concurrent = [
         (i, c)
         for i, c in enumerate(calls)
-        if i not in blocked and not (c.name in cfg.tools and cfg.tools[c.name].sequential)
+        if not (c.name in cfg.tools and cfg.tools[c.name].sequential)
     ]
     if len(concurrent) == 1:
         await one(*concurrent[0])

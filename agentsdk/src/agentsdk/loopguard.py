@@ -2,14 +2,15 @@
 keeps repeating ends with a clear reason instead of burning all its turns.
 
 Small models often resend the call they just made, or retry a failing call
-unchanged. The guard sees each turn's calls and their outcomes, at the loop's
-existing step boundaries:
+unchanged. The guard sees each turn's calls and their outcomes at the loop's
+existing step boundary (after the tools ran):
 
-* a turn that only repeats a call of the previous turn, with the same arguments,
-  gets an error result instead of running the tool again (nothing changed, so the
-  result would be the same) — with the earlier result and what to try instead;
+* a call with the same arguments as an earlier one of the run that gives the same
+  result as that call's last time made no progress: its result becomes an error that
+  says so and what to try instead (a call whose result changed — the next page, a
+  counter, a render after an edit — is progress and passes untouched);
 * a tool error identical to the same tool's previous error gets a note that says so;
-* ``max_strikes`` looping turns in a row end the run with ``LoopDetected``.
+* ``max_strikes`` such turns in a row end the run with ``LoopDetected``.
 """
 
 from __future__ import annotations
@@ -43,62 +44,49 @@ class LoopGuard:
     _previous: dict[str, str] = field(default_factory=dict)  # signature -> its result text
     _errors: dict[str, str] = field(default_factory=dict)  # tool -> its last error text
     _strikes: int = 0
-    _turn_looped: bool = False
     _reason: str = ""
 
     def fresh(self) -> LoopGuard:
         """A guard with the same settings and no history (one per run)."""
         return LoopGuard(max_strikes=self.max_strikes)
 
-    def before(self, calls: list[ToolCallPart]) -> dict[int, ToolOutcome]:
-        """Outcomes for the calls of this turn that must not run (by position): when
-        every call repeats one of the previous turn's, with the same arguments."""
-        self._turn_looped = False
-        signatures = [_signature(c) for c in calls]
-        if not signatures or not all(s in self._previous for s in signatures):
-            return {}
-        self._turn_looped = True
-        blocked: dict[int, ToolOutcome] = {}
-        for i, (call, sig) in enumerate(zip(calls, signatures, strict=True)):
-            earlier = self._previous[sig]
-            shown = earlier if len(earlier) <= 400 else earlier[:400] + " ..."
-            text = (
-                f"Loop detected: you called {call.name} with exactly these arguments in your "
-                "previous turn and nothing has changed since, so it was not run again. "
-                f"Its result was:\n{shown}\n"
-                "Do something different: change the arguments, use another tool to change "
-                "what you are looking at, or give your final answer."
-            )
-            blocked[i] = ToolOutcome([TextPart(text=text)], is_error=True, kind="error")
-            self._reason = f"the model repeated {call.name}({_short(call)})"
-        return blocked
-
     def after(self, calls: list[ToolCallPart], outcomes: list[ToolOutcome]) -> list[ToolOutcome]:
-        """Record this turn; a repeated error gets a note saying it is the same as before."""
+        """This turn's outcomes, with repeats that made no progress turned into errors
+        that say so, and repeated errors pointed out."""
         out: list[ToolOutcome] = []
-        repeated_error = False
-        for call, outcome in zip(calls, outcomes, strict=True):
+        looped = False
+        signatures = [_signature(c) for c in calls]
+        for call, sig, outcome in zip(calls, signatures, outcomes, strict=True):
             text = outcome.text
-            if outcome.is_error and not text.startswith("Loop detected:"):
-                if self._errors.get(call.name) == text:
-                    repeated_error = True
-                    self._reason = f"{call.name} failed twice in a row with the same error"
-                    note = TextPart(
-                        text="This is the same error as your previous call of "
-                        f"{call.name}: repeating the same approach will fail again. Read the "
-                        "error, then try different arguments or another tool."
-                    )
-                    outcome = ToolOutcome([*outcome.parts, note], is_error=True, kind=outcome.kind)
+            if self._previous.get(sig) == text:
+                looped = True
+                self._reason = (
+                    f"the model repeated {call.name}({_short(call)}) with the same result"
+                )
+                note = TextPart(
+                    text=f"Loop detected: you called {call.name} with exactly these arguments "
+                    "before and got exactly the same result, so repeating it made no "
+                    "progress. Do something different: change the arguments, use another tool to "
+                    "change what you are looking at, or give your final answer. The result was:"
+                )
+                kind = outcome.kind if outcome.is_error else "error"
+                outcome = ToolOutcome([note, *outcome.parts], is_error=True, kind=kind)
+            elif outcome.is_error and self._errors.get(call.name) == text:
+                looped = True
+                self._reason = f"{call.name} failed twice in a row with the same error"
+                note = TextPart(
+                    text="This is the same error as your previous call of "
+                    f"{call.name}: repeating the same approach will fail again. Read the "
+                    "error, then try different arguments or another tool."
+                )
+                outcome = ToolOutcome([*outcome.parts, note], is_error=True, kind=outcome.kind)
+            if outcome.is_error:
                 self._errors[call.name] = text
-            elif not outcome.is_error:
+            else:
                 self._errors.pop(call.name, None)
             out.append(outcome)
-        if not self._turn_looped:
-            self._previous = {_signature(c): o.text for c, o in zip(calls, outcomes, strict=True)}
-        if self._turn_looped or repeated_error:
-            self._strikes += 1
-        else:
-            self._strikes = 0
+        self._previous.update((sig, o.text) for sig, o in zip(signatures, outcomes, strict=True))
+        self._strikes = self._strikes + 1 if looped else 0
         return out
 
     @property

@@ -4,6 +4,7 @@ run, then the verifier on the world it left."""
 from __future__ import annotations
 
 import inspect
+import shutil
 import tempfile
 import time
 import traceback
@@ -186,6 +187,8 @@ async def run_task(
             workdir=str(rundir),
         )
 
+    if rundir.is_dir():  # what an interrupted earlier attempt left behind
+        shutil.rmtree(rundir, ignore_errors=True)
     try:
         try:
             toolkits = await pool.acquire(task.specs)
