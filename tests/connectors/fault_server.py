@@ -10,7 +10,8 @@ content filtering and refusals, token-limit cuts, odd-but-readable shapes and ma
 
 The draw is seeded per run and request number (``seed``, the run id in the prompt, the
 n-th request of that run), so a run meets the same faults whatever the interleaving of
-concurrent runs. ``log`` keeps every (run, n, fault); ``GET /v1/faults`` serves it as JSON.
+concurrent runs. ``log`` keeps every (run, n, fault); ``GET /v1/faults`` serves it as JSON,
+``GET /v1/stats`` the number of model requests and of client connections still open.
 
 As a fixture::
 
@@ -202,8 +203,13 @@ class FaultServer:
     ) -> bool:
         """Answer one request; False closes the connection."""
         if method == "GET" and path.startswith("/v1/faults"):
-            log = [i.__dict__ for i in self.log]
-            writer.write(_json_reply(200, log))
+            writer.write(_json_reply(200, [i.__dict__ for i in self.log]))
+            await writer.drain()
+            return True
+        if method == "GET" and path.startswith("/v1/stats"):
+            # this very connection is open too: it is not counted
+            stats = {"requests": self.requests, "open_connections": self.open_connections - 1}
+            writer.write(_json_reply(200, stats))
             await writer.drain()
             return True
         api = "anthropic" if path.startswith("/v1/messages") else "openai"

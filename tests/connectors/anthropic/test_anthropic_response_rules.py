@@ -333,3 +333,12 @@ async def test_stream_of_helper_round_trips(make_model: MakeModel) -> None:
     model, _ = make_model(sse(stream_of(body)), json_reply(200, body))
     streamed, whole = await _ask(model, True), await _ask(model, False)
     assert streamed.parts == whole.parts and streamed.finish_reason == whole.finish_reason
+
+
+@pytest.mark.anyio
+async def test_the_run_result_carries_the_last_turns_finish_reason(make_model: MakeModel) -> None:
+    cut = message_body([{"type": "text", "text": "The answer is forty"}], stop_reason="max_tokens")
+    model, _ = make_model(answer(cut), answer(message_body(TEXT)))
+    agent = Agent(model, settings=ModelSettings(allow_truncated=True))
+    assert (await agent.run("hi")).finish_reason == "length"
+    assert (await agent.run("hi")).finish_reason == "stop"

@@ -411,3 +411,19 @@ async def test_after_the_first_delta_a_failure_is_raised_not_replayed() -> None:
             seen.append(item)
     assert [type(i) for i in seen] == [StreamDelta] and caught.value.retryable is True
     assert len(recorder.requests) == 1
+
+
+# -- the finish reason reaches the run's result ---------------------------------------------
+
+
+@pytest.mark.anyio
+@STREAMED
+async def test_the_run_result_carries_the_last_turns_finish_reason(stream: bool) -> None:
+    recorder = Recorder(both(completion("The answer is forty", finish_reason="length")))
+    agent = Agent(mock_model(recorder), settings=ModelSettings(allow_truncated=True))
+    if stream:
+        events = [e async for e in agent.stream("hi")]
+        result = events[-1].result  # type: ignore[attr-defined]
+    else:
+        result = await agent.run("hi")
+    assert result.output == "The answer is forty" and result.finish_reason == "length"
