@@ -1,0 +1,95 @@
+"""The prefix cache on the real engine: a new server process restores the saved KV state
+of the system turn and tools, and a changed tool schema misses it.
+
+Private engines with their own KV folder (tmp_path), so nothing else's cache interferes.
+What the server says it reused (``cached_tokens``) is the measurement.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import pytest
+from agentsdk.tools import ToolSpec
+from agentsdk_openai import LocalChatModel, LocalEngine
+
+from agentsdk import Message, ModelRequest, ModelSettings
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def _tool(description: str) -> ToolSpec:
+    return ToolSpec(
+        name="lookup",
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": {"ticker": {"type": "string", "description": "Stock symbol."}},
+            "required": ["ticker"],
+        },
+    )
+
+
+def _request(system: str, tool: ToolSpec) -> ModelRequest:
+    return ModelRequest(
+        messages=[Message.system(system), Message.user("Look up MSFT.")],
+        tools=[tool],
+        settings=ModelSettings(temperature=0, max_tokens=40, tool_choice="required"),
+    )
+
+
+async def test_a_new_engine_process_restores_the_prefix(
+    tmp_path: Path, engine_pids: list[int]
+) -> None:
+    # A nonce makes this prefix new to any cache, so the first run must save it.
+    system = f"Session {secrets.token_hex(4)}. You are a careful market analyst. " * 6
+    tool = _tool("Look up the latest price of a stock.")
+
+    first = LocalEngine("qwen2.5-coder-0.5b", kv_cache_dir=tmp_path)
+    async with first:
+        assert first.pid is not None
+        engine_pids.append(first.pid)
+        model = LocalChatModel(first)
+        cold = await model.request(_request(system, tool))
+        await model.aclose()
+    (saved,) = model.prefix_events
+    assert saved.action == "saved" and saved.tokens >= 64
+    assert saved.file is not None and Path(saved.file).parent == tmp_path
+    assert Path(saved.file).stat().st_size > 1000 * saved.tokens  # KV of every prefix token
+    assert cold.tool_calls and cold.tool_calls[0].name == "lookup"
+
+    second = LocalEngine("qwen2.5-coder-0.5b", kv_cache_dir=tmp_path)
+    async with second:
+        assert second.pid is not None and second.pid != engine_pids[-1]
+        engine_pids.append(second.pid)
+        model = LocalChatModel(second)
+        warm = await model.request(_request(system, tool))
+        (restored,) = model.prefix_events
+        # The server reused the restored prefix instead of evaluating it again.
+        assert restored.action == "restored" and restored.key == saved.key
+        assert warm.usage.cache_read_tokens >= saved.tokens - 1
+        assert warm.usage.input_tokens - warm.usage.cache_read_tokens < 40
+        assert [(c.name, c.arguments) for c in warm.tool_calls] == [
+            (c.name, c.arguments) for c in cold.tool_calls
+        ]  # same state, same greedy answer
+
+        # A changed tool schema is a different prefix: a miss, saved under a new key.
+        changed = _tool("Look up the latest closing price of a listed stock.")
+        other = await model.request(_request(system, changed))
+        assert model.prefix_events[-1].action == "saved"
+        assert model.prefix_events[-1].key != saved.key
+        assert other.tool_calls and other.tool_calls[0].name == "lookup"
+        assert len(list(tmp_path.glob("*.bin"))) == 2
+
+        # A damaged file is dropped and the run goes on without it.
+        cache = second.prefix_cache
+        assert cache is not None
+        ids = await model.tokenize("A system prompt nobody has used before. " * 12)
+        broken = tmp_path / f"{cache.key(ids)}.bin"
+        broken.write_bytes(b"not a llama.cpp slot file")
+        event = await cache.ensure(ids, model.post_engine)
+        assert event.action == "failed" and not broken.exists()
+        again = await model.request(_request(system, tool))
+        assert again.tool_calls
+        await model.aclose()
