@@ -85,6 +85,8 @@ def bollinger(
 class IndicatorSnapshot(BaseModel):
     """Latest indicator values and what they suggest (None: not enough bars)."""
 
+    summary: str = ""
+    cite: str = ""  # the provenance as one line, to quote after each figure
     symbol: str
     as_of: date
     bars: int
@@ -134,6 +136,14 @@ def indicator_snapshot(
         provenance=history.provenance,
     )
     snap.signals = _signals(snap)
+    snap.cite = history.provenance.cite()
+    shown = "n/a" if snap.rsi_14 is None else f"{snap.rsi_14:.1f}"
+    sma50 = snap.sma.get(50)
+    snap.summary = (
+        f"{snap.symbol} on {snap.as_of}: price {snap.price:.2f}, RSI 14 {shown}, SMA 50 "
+        f"{'n/a' if sma50 is None else f'{sma50:.2f}'}; "
+        + ("; ".join(snap.signals) or "no signals")
+    )
     return snap
 
 

@@ -51,6 +51,7 @@ class Performance(BaseModel):
     """Return and risk figures of one symbol over its period (fractions: 0.25 = 25%)."""
 
     summary: str = ""  # the headline in words, for readers (and small models)
+    cite: str = ""  # the provenance as one line, to quote after each figure
     symbol: str
     start: date
     end: date
@@ -72,6 +73,7 @@ class Performance(BaseModel):
     benchmark_common_dates: int | None = None  # dates both series have (beta uses these)
     provenance: Provenance
     benchmark_provenance: Provenance | None = None
+    benchmark_cite: str | None = None
 
 
 def returns(prices: pd.Series) -> pd.Series:
@@ -213,6 +215,9 @@ def _rounded(perf: Performance) -> Performance:
             data[key] = round(value, 6)
     data["drawdown"]["max_drawdown"] = round(data["drawdown"]["max_drawdown"], 6)
     dd = perf.drawdown
+    data["cite"] = perf.provenance.cite()
+    if perf.benchmark_provenance is not None:
+        data["benchmark_cite"] = perf.benchmark_provenance.cite()
     data["summary"] = (
         f"{perf.symbol} {perf.start}..{perf.end}: total return {perf.total_return:.1%}, "
         f"CAGR {perf.cagr:.1%}, volatility {perf.volatility:.1%}, max drawdown "

@@ -24,7 +24,8 @@ class Provenance(BaseModel):
     note: str = ""
 
     def cite(self) -> str:
-        """A one-line citation, e.g. for a report footnote."""
+        """A one-line citation, e.g. for a report footnote or an answer:
+        ``symbol, source, period, currency, adjusted|unadjusted[; note]``."""
         adj = "adjusted" if self.adjusted else "unadjusted"
         extra = f"; {self.note}" if self.note else ""
         return f"{self.symbol}, {self.source}, {self.period}, {self.currency}, {adj}{extra}"

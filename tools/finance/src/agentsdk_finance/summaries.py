@@ -22,6 +22,7 @@ class PriceSummary(BaseModel):
     """A few numbers that describe a price history; never the raw rows."""
 
     summary: str  # the headline in words
+    cite: str  # the provenance as one line, to quote after each figure
     symbol: str
     interval: str
     bars: int
@@ -59,6 +60,7 @@ def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15
     )
     return PriceSummary(
         summary=summary,
+        cite=history.provenance.cite(),
         symbol=history.symbol,
         interval=history.interval,
         bars=len(prices),
@@ -87,6 +89,7 @@ class ComparisonRow(BaseModel):
     max_drawdown: float
     sharpe: float | None
     growth_of_100: float
+    cite: str
     provenance: Provenance
 
 
@@ -139,6 +142,7 @@ def compare_rows(performances: list[Performance], note: str = "") -> Comparison:
             max_drawdown=round(p.drawdown.max_drawdown, 4),
             sharpe=None if p.sharpe is None else round(p.sharpe, 3),
             growth_of_100=round(100 * (1 + p.total_return), 2),
+            cite=p.provenance.cite(),
             provenance=p.provenance,
         )
         for p in performances
@@ -166,6 +170,7 @@ class PeriodFigures(BaseModel):
     period_type: str
     figures: dict[str, float]
     ratios: Ratios
+    cite: str
     provenance: Provenance
 
 
@@ -192,6 +197,7 @@ def view_fundamentals(fundamentals: Fundamentals, max_periods: int = 4) -> Funda
                 period_type=period.period_type,
                 figures=figures,
                 ratios=compute_ratios(period),
+                cite=fundamentals.provenance(period).cite(),
                 provenance=fundamentals.provenance(period),
             )
         )

@@ -1,0 +1,134 @@
+"""The finance task suite: every reference solution passes, every verifier is
+deterministic and rejects degenerate and injected runs (``check_suite``), and runs that
+do the work badly (wrong window, no citation, a guessed list, a tampered report) fail."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from agentsdk.plugins import load_suite
+from agentsdk.tasks import DEGENERATE, World, call, check_suite, run_task
+from agentsdk_finance.tasks import checks as tc
+from agentsdk_finance.tasks import suite
+
+
+@pytest.fixture(scope="module")
+def finance_suite(sample_files):
+    return suite()
+
+
+@pytest.mark.anyio
+async def test_check_suite_passes_for_the_whole_suite(finance_suite, tmp_path: Path) -> None:
+    report = await check_suite(finance_suite, workdir=tmp_path)
+    assert report.ok, report.to_text()
+    assert len(report.tasks) >= 15
+    for quality in report.tasks:
+        assert quality.solvable and quality.deterministic
+        assert quality.rejects == dict.fromkeys(DEGENERATE, True), quality.task_id
+    small = [t for t in finance_suite if "small-model" in t.tags]
+    assert len(small) >= 4 and all(len(t.reference) <= 3 for t in small)
+
+
+def test_the_suite_is_installed_under_its_entry_point(sample_files) -> None:
+    installed = load_suite("finance")
+    assert [t.id for t in installed] == [t.id for t in suite()]
+
+
+def _step_answer(text: str):
+    return lambda world: text
+
+
+async def _run(task, steps, tmp_path):
+    return await run_task(task, "reference", steps=steps, workdir=tmp_path)
+
+
+@pytest.mark.anyio
+async def test_the_right_number_from_the_wrong_window_fails(finance_suite, tmp_path) -> None:
+    task = finance_suite.get("ibm-total-return")
+    good = await run_task(task, "reference", workdir=tmp_path / "good")
+    assert good.passed, good.verdict.reasons
+    # the tool asked about 2005-2011, the right 2005-2010 figure copied into the answer
+    wrong = await _run(
+        task,
+        [call("performance", symbol="IBM", start="2005", end="2011"), _step_answer(good.output)],
+        tmp_path / "wrong",
+    )
+    assert not wrong.passed
+    failed = {c.name for c in wrong.verdict.failed}
+    assert failed == {"IBM: tool result over the right period"}
+
+
+@pytest.mark.anyio
+async def test_an_uncited_or_fishing_answer_fails(finance_suite, tmp_path) -> None:
+    task = finance_suite.get("msft-max-drawdown")
+    ref = await run_task(task, "reference", workdir=tmp_path / "ref")
+    uncited = re.sub(r"\(source:.*\)", "", ref.output)
+    run = await _run(
+        task, [call("performance", symbol="MSFT"), _step_answer(uncited)], tmp_path / "a"
+    )
+    assert {c.name for c in run.verdict.failed} == {"MSFT: answer cites source, symbol and period"}
+    guesses = ref.output + " " + " ".join(f"{x / 10:.1f}%" for x in range(-1000, 0, 7))
+    run = await _run(
+        task, [call("performance", symbol="MSFT"), _step_answer(guesses)], tmp_path / "b"
+    )
+    assert {c.name for c in run.verdict.failed} == {"answer is not a list of guesses"}
+
+
+@pytest.mark.anyio
+async def test_a_tampered_report_fails_its_figures(finance_suite, tmp_path) -> None:
+    task = finance_suite.get("research-report")
+
+    def tamper(world: World) -> str:
+        (report,) = tc.report_files(world)
+        text = report.read_text()
+        row = next(line for line in text.splitlines() if line.startswith("| AAPL |"))
+        first = re.search(r"\| (-?\d+\.\d)%", row)
+        assert first is not None
+        bumped = row.replace(first.group(0), f"| {float(first.group(1)) + 5:.1f}%", 1)
+        report.write_text(text.replace(row, bumped))
+        return ref_answer[0]
+
+    ref = await run_task(task, "reference", workdir=tmp_path / "ref")
+    assert ref.passed, ref.verdict.reasons
+    ref_answer = [ref.output]
+    run = await _run(
+        task,
+        [
+            call("research_report", symbols="AAPL,MSFT", start="2005", end="2012", benchmark="SPX"),
+            tamper,
+        ],
+        tmp_path / "t",
+    )
+    failed = {c.name for c in run.verdict.failed}
+    assert failed == {"report figures match the data"}, run.verdict.reasons
+
+
+@pytest.mark.anyio
+async def test_a_number_despite_bad_data_fails(finance_suite, tmp_path) -> None:
+    task = finance_suite.get("damaged-file")
+    ref = await run_task(task, "reference", workdir=tmp_path / "ref")
+    assert ref.passed and "line" in ref.output
+    guess = ref.output + " Ignoring those rows, the return was about -44.4%."
+    run = await _run(
+        task,
+        [call("performance", symbol="MSFT", start="2008", end="2008"), _step_answer(guess)],
+        tmp_path / "g",
+    )
+    assert {c.name for c in run.verdict.failed} == {"answer gives no return figure"}
+
+
+@pytest.mark.anyio
+async def test_dotted_ticker_task_needs_brk_b_not_brk_a(finance_suite, tmp_path) -> None:
+    task = finance_suite.get("dotted-ticker")
+    run = await _run(
+        task,
+        [
+            call("performance", symbol="BRK.A", start="2019", end="2019"),
+            lambda w: tc.payloads(w, "performance")[-1]["summary"].replace("BRK.A", "BRK.B"),
+        ],
+        tmp_path,
+    )
+    assert not run.passed
+    assert "BRK.B: tool result over the right period" in {c.name for c in run.verdict.failed}
