@@ -52,6 +52,7 @@ TRANSIENT = frozenset(
 """Faults a connector retries (before anything was shown) until its attempts run out."""
 
 _PROMPT = re.compile(r"run (\S+): add (-?\d+) and (-?\d+)")
+CREATED = 1_767_225_600  # every OpenAI body carries its creation time; some clients insist
 
 
 @dataclass
@@ -114,11 +115,9 @@ def _broken_arguments(turn: Turn) -> str:
 
 
 def _usage(odd: bool) -> dict[str, Any]:
-    return (
-        {"prompt_tokens": "31", "completion_tokens": "9"}
-        if odd
-        else {"prompt_tokens": 31, "completion_tokens": 9}
-    )
+    if odd:  # numbers as strings, as some servers send them
+        return {"prompt_tokens": "31", "completion_tokens": "9", "total_tokens": "40"}
+    return {"prompt_tokens": 31, "completion_tokens": 9, "total_tokens": 40}
 
 
 def openai_completion(turn: Turn, fault: str) -> dict[str, Any]:
@@ -127,7 +126,13 @@ def openai_completion(turn: Turn, fault: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": None}
     finish = "stop"
     if fault == "empty":
-        return {"id": "x", "object": "chat.completion", "choices": []}
+        return {
+            "id": "x",
+            "object": "chat.completion",
+            "created": CREATED,
+            "model": "faulty",
+            "choices": [],
+        }
     if fault == "content_filter":
         finish = "content_filter"
     elif turn.answer is not None:
@@ -150,6 +155,7 @@ def openai_completion(turn: Turn, fault: str) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": "chatcmpl-f",
         "object": "chat.completion",
+        "created": CREATED,
         "model": "faulty",
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": _usage(odd),
@@ -171,6 +177,8 @@ def _chunk(delta: dict[str, Any] | None = None, finish: str | None = None) -> by
         {
             "id": "c",
             "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": "faulty",
             "choices": [{"index": 0, "delta": delta or {}, "finish_reason": finish}],
         }
     )
@@ -232,7 +240,16 @@ def openai_events(turn: Turn, fault: str) -> tuple[list[bytes], bool]:
             *body[:1],
             _data({"error": {"message": "worker crashed", "type": "server_error"}}),
         ], True
-    usage = _data({"id": "c", "choices": [], "usage": _usage(odd)})
+    usage = _data(
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": "faulty",
+            "choices": [],
+            "usage": _usage(odd),
+        }
+    )
     return [*head, *body, _chunk(finish=finish), usage, b"data: [DONE]\n\n"], True
 
 
