@@ -43,7 +43,8 @@ async def test_add_light_update_remove_by_name(toolkit: ThreeJSToolkit) -> None:
     added = await call(toolkit, "add_object", name="box", color="red", size=[1, 1, 1])
     assert not added.is_error, added.text
     assert added.text.startswith('added box "box".')
-    assert "Warning: the frame is blank" in added.text  # lit material, no light yet
+    # A lit material and no light yet: the visibility report says what is wrong.
+    assert "box: " in added.text and "the image is flat black: add lights" in added.text
     lit = await call(toolkit, "add_light", kind="ambient", intensity=3)
     assert not lit.is_error, lit.text
     assert line(lit.text, "Lights:") == "Lights: ambient (ambient 3)."

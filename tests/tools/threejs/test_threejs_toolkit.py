@@ -6,6 +6,7 @@ import io
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trimesh
@@ -14,7 +15,7 @@ from agentsdk.testing import ScriptedModel
 from agentsdk_threejs import RendererPool, ThreeJSToolkit
 from PIL import Image as PILImage
 
-from agentsdk import Agent, ImagePart, Tool, ToolCallPart, ToolOutcome
+from agentsdk import Agent, ImagePart, TextPart, Tool, ToolCallPart, ToolOutcome
 
 from .conftest import ASSIMP_MODELS, TWO_BOXES, close_to, pixel
 
@@ -34,6 +35,13 @@ async def toolkit(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Thr
 
 def tools_of(toolkit: ThreeJSToolkit) -> dict[str, Tool]:
     return {t.name: t for t in toolkit.tools()}
+
+
+def report_of(outcome: ToolOutcome) -> dict[str, Any]:
+    """The JSON report (first text part); the visibility report follows it as text."""
+    first = outcome.parts[0]
+    assert isinstance(first, TextPart)
+    return json.loads(first.text)
 
 
 async def call(toolkit: ThreeJSToolkit, tool_name: str, **arguments: object) -> ToolOutcome:
@@ -73,10 +81,13 @@ async def test_render_scene_returns_report_and_image(toolkit: ThreeJSToolkit) ->
         toolkit, "render_scene", code=TWO_BOXES, reset=True, size=200, views=["front"]
     )
     assert not outcome.is_error, outcome.text
-    report = json.loads(outcome.text)
+    report = report_of(outcome)
     assert report["ok"] and report["stats"]["meshes"] == 2 and not report["blank"]
     assert "SwiftShader" in report["renderer"]["renderer"] and report["renderer"]["software"]
     assert report["render_ms"] > 0
+    # The visibility report follows for models that cannot see the picture.
+    assert "view front 200x200: 2 of 2 objects visible" in outcome.text
+    assert "red: " in outcome.text and "green: " in outcome.text
     [image] = outcome.images
     assert image.label == "front"
     assert PILImage.open(io.BytesIO(image.data)).size == (200, 200)
@@ -93,7 +104,7 @@ async def test_session_keeps_the_scene_between_calls(toolkit: ThreeJSToolkit) ->
         views=["front"],
     )
     assert not second.is_error, second.text
-    assert json.loads(second.text)["stats"]["meshes"] == 2
+    assert report_of(second)["stats"]["meshes"] == 2
     assert close_to(pixel(second.images[0].data, 0.25, 0.5), (255, 255, 0))
     third = await call(
         toolkit,
@@ -109,7 +120,7 @@ async def test_session_keeps_the_scene_between_calls(toolkit: ThreeJSToolkit) ->
         reset=True,
         views=["front"],
     )
-    assert json.loads(fresh.text)["stats"]["meshes"] == 1
+    assert report_of(fresh)["stats"]["meshes"] == 1
 
 
 async def test_errors_come_back_with_line_and_source(toolkit: ThreeJSToolkit) -> None:
@@ -159,9 +170,7 @@ async def test_endless_loop_is_stopped_and_the_scene_survives(toolkit: ThreeJSTo
     assert hung.is_error and "did not finish within 3 s" in hung.text
     after = await call(toolkit, "render_scene", code="", views=["front"])
     assert not after.is_error, after.text
-    assert (
-        json.loads(after.text)["stats"]["objects"] == 3
-    )  # two boxes + the object added before the loop
+    assert report_of(after)["stats"]["objects"] == 3  # two boxes + the object added before the loop
     assert close_to(pixel(after.images[0].data, 0.75, 0.5), (0, 255, 0))
 
 
@@ -187,7 +196,7 @@ async def test_load_model_glb_and_missing_or_outside_paths(toolkit: ThreeJSToolk
         toolkit, "load_model", path="glTF2/BoxTextured-glTF-Binary/BoxTextured.glb", name="crate"
     )
     assert not loaded.is_error, loaded.text
-    report = json.loads(loaded.text)
+    report = report_of(loaded)
     assert report["stats"]["meshes"] == 1 and report["views"][0]["view"] == "iso"
     named = await call(
         toolkit,
@@ -218,7 +227,7 @@ async def test_export_glb_loads_in_trimesh_with_the_right_mesh_count(
     assert not rendered.is_error, rendered.text
     outcome = await call(toolkit, "export_glb", path="scenes/three_meshes.glb")
     assert not outcome.is_error, outcome.text
-    exported = json.loads(outcome.text)
+    exported = report_of(outcome)
     assert exported["meshes_in_scene"] == exported["meshes_in_file"] == 3
     assert exported["replaced_materials"] == 1  # MeshNormalMaterial has no glTF form
     loaded = trimesh.load(Path(exported["path"]), force="scene")
@@ -266,7 +275,7 @@ async def test_code_that_navigates_away_loses_the_page_not_the_toolkit(
     assert gone.is_error and "renderer page failed" in gone.text
     back = await call(toolkit, "render_scene", code=TWO_BOXES, views=["front"])
     assert not back.is_error, back.text
-    assert "started empty" in json.loads(back.text)["notes"][-1]
+    assert "started empty" in report_of(back)["notes"][-1]
     assert close_to(pixel(back.images[0].data, 0.25, 0.5), (255, 0, 0))
 
 

@@ -28,6 +28,7 @@ from agentsdk_threejs.report import (
     is_software_renderer,
     software_note,
 )
+from agentsdk_threejs.visibility import view_report
 
 if TYPE_CHECKING:
     from agentsdk_threejs.pool import RendererPool
@@ -83,14 +84,19 @@ class RendererPage:
         size: tuple[int, int] = (512, 512),
         views: Sequence[str] = ("camera",),
         timeout: float | None = None,
+        visibility: bool = True,
     ) -> RenderResult:
-        """Run scene code (against the page's scene, fresh when ``reset``) and render ``views``."""
+        """Run scene code (against the page's scene, fresh when ``reset``) and render ``views``.
+
+        With ``visibility`` each view also gets its visibility report (an object-ID pass).
+        """
         arg = {
             "code": code,
             "reset": reset,
             "width": size[0],
             "height": size[1],
             "views": list(views),
+            "visibility": visibility,
         }
         return await self._render("run", arg, timeout)
 
@@ -102,6 +108,7 @@ class RendererPage:
         size: tuple[int, int] = (512, 512),
         views: Sequence[str] = ("camera",),
         timeout: float | None = None,
+        visibility: bool = True,
     ) -> RenderResult:
         """Apply typed scene operations (``{"op": "add", ...}``, see static/ops.js) and render.
 
@@ -113,14 +120,19 @@ class RendererPage:
             "width": size[0],
             "height": size[1],
             "views": list(views),
+            "visibility": visibility,
         }
         return await self._render("apply", arg, timeout)
 
     async def render_views(
-        self, views: Sequence[str], size: tuple[int, int] = (512, 512), timeout: float | None = None
+        self,
+        views: Sequence[str],
+        size: tuple[int, int] = (512, 512),
+        timeout: float | None = None,
+        visibility: bool = True,
     ) -> RenderResult:
         """Render the current scene from ``views`` without running any code."""
-        return await self.run("", size=size, views=views, timeout=timeout)
+        return await self.run("", size=size, views=views, timeout=timeout, visibility=visibility)
 
     async def load_model(
         self,
@@ -240,6 +252,8 @@ def _to_result(raw: dict[str, Any], elapsed_ms: float) -> RenderResult:
     ]
     notes = [software_note(renderer)] if renderer.software else []
     notes.extend(raw.get("notes") or [])
+    images = [decode_data_url(f["png"]) for f in frames]
+    passes = [f.get("visibility") for f in frames]
     report = RenderReport(
         ok=True,
         errors=errors,
@@ -250,12 +264,18 @@ def _to_result(raw: dict[str, Any], elapsed_ms: float) -> RenderResult:
         views=views,
         blank=any(v.uniform for v in views),
         render_ms=round(elapsed_ms, 1),
+        visibility_ms=round(sum(p["ms"] for p in passes if p), 1) if any(passes) else None,
         notes=notes,
     )
     report.ok = not is_failure(report)
     return RenderResult(
         report=report,
-        images=[decode_data_url(f["png"]) for f in frames],
+        images=images,
+        visibility=[
+            view_report(p, png, f["view"])
+            for f, p, png in zip(frames, passes, images, strict=True)
+            if p is not None
+        ],
         scene=SceneSummary.model_validate(raw["scene"]) if raw.get("scene") else None,
         changes=list(raw.get("changes") or []),
         op_error=raw.get("op_error"),

@@ -7,6 +7,7 @@ import io
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentsdk.vision import VisibilityReport
 from pydantic import BaseModel, Field
 
 SOFTWARE_RENDERER_MARKERS = ("swiftshader", "llvmpipe", "softpipe", "software", "basic render")
@@ -122,6 +123,9 @@ class RenderReport(BaseModel):
     views: list[ViewSummary] = []
     blank: bool = Field(False, description="at least one view is a uniform colour")
     render_ms: float = Field(description="wall time of the render call, milliseconds")
+    visibility_ms: float | None = Field(
+        None, description="of which the page's object-ID passes took this long, milliseconds"
+    )
     notes: list[str] = []
 
 
@@ -134,6 +138,8 @@ class RenderResult:
     scene: SceneSummary | None = None
     changes: list[str] = field(default_factory=list)
     op_error: str | None = None
+    visibility: list[VisibilityReport] = field(default_factory=list)
+    """One report per view (same order as ``images``), empty when the pass was off."""
 
 
 def is_software_renderer(renderer: str) -> bool:

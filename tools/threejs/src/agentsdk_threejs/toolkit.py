@@ -157,7 +157,7 @@ class ThreeJSToolkit(SceneTools, Toolkit):
         views: list[ViewName] | None = None,
         reset: bool = False,
         ctx: ToolContext | None = None,
-    ) -> list[RenderReport | Image]:
+    ) -> list[RenderReport | str | Image]:
         """Run three.js code against the persistent scene, render it and return the image(s) and a report.
 
         The code is the body of an async function (``await`` works) receiving ``THREE``, ``scene``,
@@ -195,7 +195,7 @@ class ThreeJSToolkit(SceneTools, Toolkit):
         size: Size = 384,
         montage: bool = True,
         ctx: ToolContext | None = None,
-    ) -> list[RenderReport | Image]:
+    ) -> list[RenderReport | str | Image]:
         """Render the current scene from several framed viewpoints, optionally as one montage image.
 
         Args:
@@ -218,7 +218,7 @@ class ThreeJSToolkit(SceneTools, Toolkit):
         name: str | None = None,
         size: Size = 512,
         ctx: ToolContext | None = None,
-    ) -> list[RenderReport | Image]:
+    ) -> list[RenderReport | str | Image]:
         """Load a glTF (.gltf/.glb) or OBJ model file into the scene and show it (iso view).
 
         Args:
@@ -307,7 +307,8 @@ class ThreeJSToolkit(SceneTools, Toolkit):
         lines = [("; ".join(result.changes) + ".") if result.changes else "Rendered."]
         lines.append(scene)
         report = result.report
-        if report.blank:
+        lines.extend(visibility.to_text() for visibility in result.visibility)
+        if report.blank and not result.visibility:
             flat = ", ".join(f"{v.view} is all {v.color}" for v in report.views if v.uniform)
             lines.append(
                 f"Warning: the frame is blank ({flat}): no light for a lit object, the camera looking "
@@ -344,8 +345,9 @@ class ThreeJSToolkit(SceneTools, Toolkit):
         *,
         montage_views: bool,
         preface: str = "",
-    ) -> list[RenderReport | Image]:
+    ) -> list[RenderReport | str | Image]:
         report = result.report
+        seen = "\n".join(visibility.to_text() for visibility in result.visibility)
         if self._scene_lost:
             report.notes.append("The previous renderer page died, so this scene started empty.")
             self._scene_lost = False
@@ -354,6 +356,8 @@ class ThreeJSToolkit(SceneTools, Toolkit):
             message = describe_failure(report, code)
             if preface and not report.errors:
                 message = f"{preface}\n{message}"
+            if seen:
+                message += "\n" + seen
             if ctx is not None and result.images:
                 saved = [
                     ctx.artifacts.save_bytes(f"threejs-{ctx.call_id}-{label}.png", data)
@@ -368,13 +372,14 @@ class ThreeJSToolkit(SceneTools, Toolkit):
                 if not view.uniform
             ]
             raise ToolError(message, images=frames)
+        texts: list[RenderReport | str] = [report, seen] if seen else [report]
         if montage_views and len(result.images) > 1:
             return [
-                report,
+                *texts,
                 Image(compose_montage(result.images, labels), label="montage " + " ".join(labels)),
             ]
         return [
-            report,
+            *texts,
             *(Image(data, label=label) for label, data in zip(labels, result.images, strict=True)),
         ]
 

@@ -6,6 +6,7 @@ import { OBJLoader } from 'three/addons/loaders/OBJLoader.js';
 import { GLTFExporter } from 'three/addons/exporters/GLTFExporter.js';
 import { applyOps, OpError } from './ops.js';
 import { describeScene, reportUnits } from './units.js';
+import { visibilityPass } from './visibility.js';
 import { adaptImports, adoptDeclared, compileScene, created, frameStub, HEADER_LINES, sceneThree } from './scene_code.js';
 
 // User code runs as a classic script named scene-code.js; HEADER_LINES lines precede it.
@@ -225,7 +226,7 @@ function frameSummary(width, height) {
   return { uniform, color: [pixels[0], pixels[1], pixels[2]] };
 }
 
-function renderViews(views, width, height) {
+function renderViews(views, width, height, visibility = true) {
   const frames = [];
   if (!state.renderer) return frames;
   state.renderer.setSize(width, height);
@@ -241,7 +242,10 @@ function renderViews(views, width, height) {
     }
     state.renderer.render(state.scene, camera);
     const summary = frameSummary(width, height);
-    frames.push({ view, png: state.renderer.domElement.toDataURL('image/png'), ...summary });
+    const frame = { view, png: state.renderer.domElement.toDataURL('image/png'), ...summary };
+    // After the frame is taken: the ID pass draws offscreen and puts everything back.
+    if (visibility) frame.visibility = visibilityPass(state.renderer, state.scene, camera, width, height);
+    frames.push(frame);
   }
   return frames;
 }
@@ -342,16 +346,16 @@ async function runSceneCode(code, deadline) {
   return true;
 }
 
-async function run({ code, reset, width, height, views, timeout_ms }) {
+async function run({ code, reset, width, height, views, timeout_ms, visibility }) {
   const started = begin();
   const deadline = started + timeout_ms;
   if (reset || !state.scene) resetScene();
   if (code && !(await runSceneCode(code, deadline))) return result([], started);
-  return result(renderViews(views, width, height), started);
+  return result(renderViews(views, width, height, visibility !== false), started);
 }
 
 // The typed operations: applied in order; a bad one changes nothing and says why.
-async function apply({ ops, reset, width, height, views }) {
+async function apply({ ops, reset, width, height, views, visibility }) {
   const started = begin();
   if (reset || !state.scene) resetScene();
   syncCameraTarget();
@@ -362,10 +366,10 @@ async function apply({ ops, reset, width, height, views }) {
     if (!(error instanceof OpError)) throw error;
     return { ...result([], started), op_error: error.message, changes: ctx.changes };
   }
-  return { ...result(renderViews(views, width, height), started), changes: ctx.changes };
+  return { ...result(renderViews(views, width, height, visibility !== false), started), changes: ctx.changes };
 }
 
-async function load({ url, name, width, height, views }) {
+async function load({ url, name, width, height, views, visibility }) {
   const started = begin();
   if (!state.scene) resetScene();
   try {
@@ -374,7 +378,7 @@ async function load({ url, name, width, height, views }) {
     record(state.errors, { kind: 'asset', text: format(error), line: null, column: null });
     return result([], started);
   }
-  return result(renderViews(views, width, height), started);
+  return result(renderViews(views, width, height, visibility !== false), started);
 }
 
 const EXPORTABLE_MATERIALS = ['MeshStandardMaterial', 'MeshPhysicalMaterial', 'MeshBasicMaterial', 'MeshLambertMaterial', 'MeshPhongMaterial'];
