@@ -342,3 +342,11 @@ async def test_the_run_result_carries_the_last_turns_finish_reason(make_model: M
     agent = Agent(model, settings=ModelSettings(allow_truncated=True))
     assert (await agent.run("hi")).finish_reason == "length"
     assert (await agent.run("hi")).finish_reason == "stop"
+
+
+@pytest.mark.anyio
+async def test_a_stream_answered_with_a_whole_message_body_is_read(make_model: MakeModel) -> None:
+    # a gateway that ignored "stream": true
+    model, fake = make_model(json_reply(200, message_body(TEXT)))
+    response = await _ask(model, True)
+    assert response.text == "fine" and len(fake.requests) == 1

@@ -427,3 +427,11 @@ async def test_the_run_result_carries_the_last_turns_finish_reason(stream: bool)
     else:
         result = await agent.run("hi")
     assert result.output == "The answer is forty" and result.finish_reason == "length"
+
+
+@pytest.mark.anyio
+async def test_a_stream_answered_with_a_whole_json_body_is_read() -> None:
+    # a server or proxy that ignored "stream": true
+    recorder = Recorder(httpx.Response(200, json=completion("whole, not streamed")))
+    response = await ask(mock_model(recorder), True)
+    assert response.text == "whole, not streamed" and len(recorder.requests) == 1

@@ -4,7 +4,8 @@ turn, or the documented error)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import ValidationError
@@ -13,10 +14,13 @@ from agentsdk import (
     ContentFilteredError,
     EmptyResponseError,
     MalformedResponseError,
+    ModelError,
     ModelResponse,
     ModelSettings,
     ResponseTruncatedError,
 )
+
+_T = TypeVar("_T")
 
 NETWORK_ERRORS = (httpx.TransportError, httpx.DecodingError)
 """What httpx raises when a request or its answer does not get through."""
@@ -72,6 +76,24 @@ def from_validation(
     field = _field(tuple(first["loc"]))
     field = f"{prefix}.{field}" if prefix else field
     return malformed(model_name, field, f"is {_shown(first.get('input'))} ({first['msg']})")
+
+
+def guarded(model_name: str, parse: Callable[[], _T]) -> _T:
+    """``parse()``; a shape the parser did not foresee is still a MalformedResponseError,
+    never a bare ValueError, KeyError or AttributeError."""
+    try:
+        return parse()
+    except ModelError:
+        raise
+    except ValidationError as exc:
+        raise from_validation(model_name, exc) from None
+    except (ValueError, TypeError, LookupError, AttributeError) as exc:
+        raise MalformedResponseError(
+            f"{model_name}: the server sent a response that could not be read "
+            f"({type(exc).__name__}: {str(exc)[:200]})",
+            field="body",
+            model_name=model_name,
+        ) from None
 
 
 def _quoted(text: str, limit: int = 200) -> str:

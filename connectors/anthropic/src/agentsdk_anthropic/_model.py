@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -24,7 +25,7 @@ from agentsdk import (
 )
 
 from ._convert import build_wire_request, output_tool_name, request_body, response_from_wire
-from ._faults import NETWORK_ERRORS, checked, from_validation, network_failure
+from ._faults import NETWORK_ERRORS, checked, from_validation, guarded, network_failure
 from ._stream import TRANSIENT_ERROR_TYPES, StreamAssembler, iter_sse
 from ._wire import WireErrorBody, WireResponse
 
@@ -157,19 +158,28 @@ class AnthropicModel:
 
         async def once() -> ModelResponse:
             response = await self._post(body, request.settings.timeout, read_body=True)
-            try:
-                wire = WireResponse.model_validate_json(response.content)
-            except ValidationError as exc:
-                error = from_validation(self.name, exc)
-                if error.field == "body":
-                    error.args = (f"{error}: {response.text[:200]!r}",)
-                raise error from None
-            if wire.type == "error":  # some gateways send an error body with status 200
-                raise self._status_error(response)
-            parsed = response_from_wire(wire, model_name=self.name, output_tool=output_tool)
-            return checked(parsed, stop_reason=wire.stop_reason, settings=request.settings)
+            return self._message(response, request, output_tool)
 
         return await self._retrying(once)
+
+    def _message(
+        self, response: httpx.Response, request: ModelRequest, output_tool: str | None
+    ) -> ModelResponse:
+        """The checked turn of a whole Message body."""
+        try:
+            wire = WireResponse.model_validate_json(response.content)
+        except ValidationError as exc:
+            error = from_validation(self.name, exc)
+            if error.field == "body":
+                error.args = (f"{error}: {response.text[:200]!r}",)
+            raise error from None
+        if wire.type == "error":  # some gateways send an error body with status 200
+            raise self._status_error(response)
+        parsed = guarded(
+            self.name,
+            lambda: response_from_wire(wire, model_name=self.name, output_tool=output_tool),
+        )
+        return checked(parsed, stop_reason=wire.stop_reason, settings=request.settings)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
         """Stream deltas as they arrive; the last item is the assembled ModelResponse.
@@ -182,14 +192,21 @@ class AnthropicModel:
 
         async def once() -> _OpenStream:
             response = await self._post(body, request.settings.timeout, read_body=False)
-            if "json" in response.headers.get("content-type", ""):  # an error body, not events
+            if "json" in response.headers.get("content-type", ""):  # a body, not events
                 try:
                     await response.aread()
                 except NETWORK_ERRORS as exc:
-                    await response.aclose()
                     raise self._network(exc, answered=True) from None
-                await response.aclose()
-                raise self._status_error(response)
+                finally:
+                    await response.aclose()
+                if not _is_message(response.content):
+                    raise self._status_error(response)
+                # A gateway that ignored "stream": the whole message in one body.
+                whole = _OpenStream(
+                    response, StreamAssembler(model_name=self.name, output_tool=output_tool)
+                )
+                whole.done = self._message(response, request, output_tool)
+                return whole
             opened = _OpenStream(
                 response, StreamAssembler(model_name=self.name, output_tool=output_tool)
             )
@@ -232,7 +249,7 @@ class AnthropicModel:
                 raise self._broken(opened, exc) from None
             if not sse.data:
                 continue
-            deltas = assembler.feed(assembler.parse(sse))
+            deltas = guarded(self.name, lambda: assembler.feed(assembler.parse(sse)))  # noqa: B023
             if assembler.finished:
                 return deltas or None
             return deltas
@@ -241,7 +258,7 @@ class AnthropicModel:
         assembler = opened.assembler
         if not assembler.finished:
             raise self._broken(opened, None)
-        parsed = assembler.response()
+        parsed = guarded(self.name, assembler.response)
         return checked(parsed, stop_reason=assembler.stop_reason, settings=request.settings)
 
     def _broken(self, opened: _OpenStream, exc: Exception | None) -> ModelError:
@@ -375,6 +392,14 @@ class AnthropicModel:
             raise error
         retry_after = parse_retry_after(response.headers.get("retry-after"), now=self.retry.clock())
         raise _Retry(error, retry_after=retry_after)
+
+
+def _is_message(content: bytes) -> bool:
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("type") == "message"
 
 
 class _Retry(Exception):

@@ -184,6 +184,10 @@ class OpenAIChatModel:
             reply = await self._post(body, request.settings.timeout, stream=True)
             opened = OpenStream(reply, StreamAssembler(self.name, read_calls=read_calls))
             try:
+                if "json" in reply.headers.get("content-type", ""):
+                    # A server (or proxy) that ignored "stream": the whole answer in one body.
+                    opened.response = await self._whole(opened, request, read_calls)
+                    return opened
                 held: list[StreamDelta] = []
                 while (deltas := await self._next(opened)) is not None:
                     held += deltas
@@ -212,6 +216,26 @@ class OpenAIChatModel:
             for index, call in enumerate(response.tool_calls):
                 yield _call_delta(index, call)
         yield response
+
+    async def _whole(
+        self, opened: OpenStream, request: ModelRequest, read_calls: ReadCalls | None
+    ) -> ModelResponse:
+        try:
+            text = "\n".join([line async for line in opened.reply.lines()])
+        except TransportFailure as exc:
+            raise broken_stream(self.name, opened.reply, exc) from None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise MalformedResponseError(
+                f"{self.name}: the server sent a JSON content type but not JSON: {text[:200]!r}",
+                field="body",
+                model_name=self.name,
+            ) from None
+        completion = guarded(
+            self.name, lambda: parse_completion(data, model_name=self.name, read_calls=read_calls)
+        )
+        return self._checked(completion, request)
 
     async def _next(self, opened: OpenStream) -> list[StreamDelta] | None:
         """The deltas of the next event; None once ``[DONE]`` arrived."""
