@@ -6,6 +6,9 @@ import os
 import sys
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
+
 HERE = Path(__file__).resolve().parent
 SERVERS = HERE / "servers"
 EVERYTHING = HERE / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
@@ -79,3 +82,26 @@ def png_size(data: bytes) -> tuple[int, int]:
     row = 1 + (width * channels * depth + 7) // 8
     assert len(zlib.decompress(idat)) == height * row, "image data does not fill the frame"
     return width, height
+
+
+class StderrLines:
+    """A pipe to give a server as its stderr, and a way to wait for a line it writes:
+    the tests wait on what the server says, never on the clock."""
+
+    def __init__(self) -> None:
+        read, write = os.pipe()
+        self.writer = os.fdopen(write, "wb")
+        self._reader = os.fdopen(read, "rb")
+        self.lines: list[str] = []
+
+    async def wait_for(self, line: str, timeout: float = 60) -> None:
+        with anyio.fail_after(timeout):
+            while line not in self.lines:
+                raw = await anyio.to_thread.run_sync(self._reader.readline, abandon_on_cancel=True)
+                if not raw:
+                    raise AssertionError(f"the server's stderr ended before {line!r}: {self.lines}")
+                self.lines.append(raw.decode(errors="replace").strip())
+
+    def close(self) -> None:
+        self.writer.close()
+        self._reader.close()

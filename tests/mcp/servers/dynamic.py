@@ -1,7 +1,7 @@
 """A real MCP server (the official SDK's MCPServer) for the lifecycle and fault tests.
 
 Tools: ``pid`` (this process's pid), ``echo``, ``slow`` (sleeps; writes "started" and
-then "finished" or "cancelled" to $MCP_TEST_LOG), ``die`` (exits mid-call, like a crash),
+then "finished" or "cancelled" as lines on stderr), ``die`` (exits mid-call, like a crash),
 ``unlock`` (adds the tool ``secret`` and announces the change, on both protocol eras).
 Run: python dynamic.py
 """
@@ -18,10 +18,7 @@ app = MCPServer("dynamic")
 
 
 def _log(line: str) -> None:
-    path = os.environ.get("MCP_TEST_LOG")
-    if path:
-        with open(path, "a") as f:
-            f.write(line + "\n")
+    print(line, file=sys.stderr, flush=True)
 
 
 @app.tool()
