@@ -10,15 +10,13 @@ import time
 from pathlib import Path
 
 from agentsdk.sandbox import ManagedProcess, start_process
+from agentsdk_unity import stub_editor
 from agentsdk_unity.settings import BridgeSettings
 
 HERE = Path(__file__).parent
 PACKAGE = HERE.parents[2] / "tools" / "unity" / "unity-package"
 CORE_SOURCES = sorted((PACKAGE / "Editor" / "Core").glob("*.cs"))
-UNITY_SOURCES = sorted((PACKAGE / "Editor" / "Unity").glob("*.cs"))
 HOST_SOURCES = sorted((HERE / "host").glob("*.cs"))
-STUBS = HERE / "stubs"
-STUB_EDITOR_SOURCES = sorted((HERE / "stub_editor").glob("*.cs"))
 
 
 def require(binary: str) -> str:
@@ -56,28 +54,8 @@ def build_host(out_dir: Path) -> Path:
 
 
 def build_stub_editor(out_dir: Path) -> dict[str, str]:
-    """Builds the stub Unity assemblies, the core, the Unity handlers against them, and the stub editor host.
-
-    Same assembly split as inside Unity: UnityEngine.dll, UnityEditor.dll, UnityEditor.TestRunner.dll,
-    AgentSdk.Unity.Bridge.Core.dll and AgentSdk.Unity.Bridge.Editor.dll. Returns mcs output per assembly.
-    """
-    engine = out_dir / "UnityEngine.dll"
-    editor = out_dir / "UnityEditor.dll"
-    runner = out_dir / "UnityEditor.TestRunner.dll"
-    core = out_dir / "AgentSdk.Unity.Bridge.Core.dll"
-    handlers = out_dir / "AgentSdk.Unity.Bridge.Editor.dll"
-    output = {
-        engine.name: mcs(engine, [STUBS / "UnityEngine.cs"]),
-        editor.name: mcs(editor, [STUBS / "UnityEditor.cs"], references=(engine,)),
-        runner.name: mcs(runner, [STUBS / "TestRunner.cs"], references=(engine,)),
-        core.name: mcs(core, CORE_SOURCES),
-    }
-    output[handlers.name] = mcs(handlers, UNITY_SOURCES, references=(engine, editor, runner, core))
-    exe = out_dir / "stub-editor.exe"
-    output[exe.name] = mcs(
-        exe, STUB_EDITOR_SOURCES, target="exe", references=(engine, editor, core, handlers)
-    )
-    return output
+    """The stub editor as the package builds it (agentsdk_unity.stub_editor), into ``out_dir``."""
+    return stub_editor.build_stub_editor(out_dir)
 
 
 class MonoHost:

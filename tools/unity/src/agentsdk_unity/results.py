@@ -41,6 +41,9 @@ class GameObjectInfo(BaseModel):
     scale: list[float]
     components: list[str]
     children: int
+    mesh: str | None = Field(
+        default=None, description="its MeshFilter's mesh: 'Cube' for a primitive cube"
+    )
 
 
 class GameObjectMatches(BaseModel):

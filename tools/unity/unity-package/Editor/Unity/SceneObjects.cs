@@ -63,6 +63,9 @@ namespace AgentSdk.Unity.Bridge.Editor
         {
             Transform t = g.transform;
             var components = g.GetComponents<Component>().Where(c => c != null).Select(c => (object)c.GetType().Name).ToList();
+            // Unity objects overload ==: test each link explicitly rather than with '?.'.
+            MeshFilter filter = g.GetComponent<MeshFilter>();
+            string mesh = filter != null && filter.sharedMesh != null ? filter.sharedMesh.name : null;
             return new Dictionary<string, object>
             {
                 { "name", g.name },
@@ -73,6 +76,7 @@ namespace AgentSdk.Unity.Bridge.Editor
                 { "rotation_euler", Vector(t.localEulerAngles) },
                 { "scale", Vector(t.localScale) },
                 { "components", components },
+                { "mesh", mesh },
                 { "children", t.childCount },
             };
         }

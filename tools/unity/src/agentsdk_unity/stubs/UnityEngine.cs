@@ -47,7 +47,8 @@ namespace UnityEngine
         public static GameObject CreatePrimitive(PrimitiveType type)
         {
             var go = new GameObject(type.ToString());
-            go.AddComponent(typeof(MeshFilter));
+            // Like Unity: a primitive's MeshFilter holds the built-in mesh named after the primitive.
+            ((MeshFilter)go.AddComponent(typeof(MeshFilter))).sharedMesh = new Mesh { name = type.ToString() };
             go.AddComponent(typeof(MeshRenderer));
             return go;
         }
@@ -81,7 +82,8 @@ namespace UnityEngine
 
     public class Behaviour : Component { public bool enabled = true; }
     public class MonoBehaviour : Behaviour { }
-    public class MeshFilter : Component { }
+    public class Mesh : Object { }
+    public class MeshFilter : Component { public Mesh sharedMesh { get; set; } }
     public class MeshRenderer : Component { }
     public class Light : Behaviour { }
 
