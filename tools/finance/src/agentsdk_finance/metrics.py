@@ -228,4 +228,9 @@ def _rounded(perf: Performance) -> Performance:
             f", beta {perf.beta:.2f} and correlation {perf.correlation:.2f} vs "
             f"{perf.benchmark} on {perf.benchmark_common_dates} common dates"
         )
+    # the headline cites itself: a reader (or a small model) that quotes only this line
+    # still says where the numbers came from
+    data["summary"] += f". Source: {perf.provenance.source}"
+    if perf.benchmark_provenance is not None:
+        data["summary"] += f"; benchmark {perf.benchmark}: {perf.benchmark_provenance.source}"
     return Performance.model_validate(data)

