@@ -59,10 +59,24 @@ def test_entry_point_and_tool_schemas() -> None:
         "set_camera",
         "fit_view",
         "render",
+        "measure",
     }
     tools = tools_of(ThreeJSToolkit(groups=["code", "views", "files"]))
-    assert set(tools) == {"render_scene", "render_views", "load_model", "export_glb"}
-    assert len(ThreeJSToolkit(groups="all").tools()) == len(core) + len(tools)
+    assert set(tools) == {
+        "render_scene",
+        "render_views",
+        "compare_renders",
+        "load_model",
+        "export_glb",
+    }
+    checks = tools_of(ThreeJSToolkit(groups=["check"]))
+    assert set(checks) == {
+        "assert_rests_on",
+        "assert_not_overlapping",
+        "assert_distance",
+        "assert_in_frame",
+    }
+    assert len(ThreeJSToolkit(groups="all").tools()) == len(core) + len(tools) + len(checks)
     with pytest.raises(ValueError, match="unknown tool group 'cod'; groups: core, views"):
         ThreeJSToolkit(groups=["cod"])
     schema = tools["render_scene"].parameters

@@ -4,6 +4,8 @@ from agentsdk_threejs import ThreeJSToolkit, RendererPool
 """
 
 from agentsdk_threejs._browser import BrowserNotFoundError
+from agentsdk_threejs.file_tools import GlbExport
+from agentsdk_threejs.measure import ObjectBounds
 from agentsdk_threejs.page import RendererError, RendererPage, RenderTimeoutError
 from agentsdk_threejs.pool import RendererPool
 from agentsdk_threejs.report import (
@@ -11,16 +13,22 @@ from agentsdk_threejs.report import (
     RendererInfo,
     RenderReport,
     RenderResult,
+    SceneCamera,
+    SceneLight,
+    SceneObject,
     SceneStats,
+    SceneSummary,
     ScriptError,
     ViewSummary,
 )
-from agentsdk_threejs.toolkit import GlbExport, ThreeJSToolkit
+from agentsdk_threejs.toolkit import TOOL_GROUPS, ThreeJSToolkit
 
 __all__ = [
+    "TOOL_GROUPS",
     "BrowserNotFoundError",
     "ConsoleEntry",
     "GlbExport",
+    "ObjectBounds",
     "RenderReport",
     "RenderResult",
     "RenderTimeoutError",
@@ -28,7 +36,11 @@ __all__ = [
     "RendererInfo",
     "RendererPage",
     "RendererPool",
+    "SceneCamera",
+    "SceneLight",
+    "SceneObject",
     "SceneStats",
+    "SceneSummary",
     "ScriptError",
     "ThreeJSToolkit",
     "ViewSummary",

@@ -5,12 +5,14 @@ from __future__ import annotations
 import base64
 import io
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 from agentsdk.vision import VisibilityReport
 from pydantic import BaseModel, Field
 
 SOFTWARE_RENDERER_MARKERS = ("swiftshader", "llvmpipe", "softpipe", "software", "basic render")
+
+Size = Annotated[int, Field(ge=16, le=2048, description="width and height of each image in pixels")]
 
 ViewName = Literal["camera", "front", "back", "side", "left", "top", "bottom", "iso"]
 

@@ -4,42 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Any, ClassVar
 
 import anyio
-from pydantic import BaseModel, Field
+from agentsdk.vision import VisibilityReport
 
 from agentsdk import Image, Tool, ToolContext, ToolError, Toolkit, tool
+from agentsdk_threejs.file_tools import FileTools
+from agentsdk_threejs.measure import ObjectBounds
+from agentsdk_threejs.measure_tools import MeasureTools
 from agentsdk_threejs.page import RendererError, RendererPage, RenderTimeoutError
 from agentsdk_threejs.pool import RendererPool
 from agentsdk_threejs.report import (
     RenderReport,
     RenderResult,
+    SceneSummary,
+    Size,
     ViewName,
     describe_failure,
     describe_scene,
 )
 from agentsdk_threejs.report import montage as compose_montage
 from agentsdk_threejs.scene_tools import SceneTools
-
-Size = Annotated[int, Field(ge=16, le=2048, description="width and height of each image in pixels")]
-
-
-class GlbExport(BaseModel):
-    """What ``export_glb`` wrote, as read back by trimesh."""
-
-    path: str
-    bytes: int
-    meshes_in_scene: int
-    meshes_in_file: int = Field(description="mesh instances trimesh found in the file")
-    triangles_in_file: int
-    replaced_materials: int = Field(
-        0,
-        description="meshes whose material glTF cannot hold, written with a plain standard material",
-    )
-    bbox_min: list[float] | None = None
-    bbox_max: list[float] | None = None
-
 
 TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "core": (
@@ -50,14 +36,16 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
         "set_camera",
         "fit_view",
         "render",
+        "measure",
     ),
-    "views": ("render_views",),
+    "check": ("assert_rests_on", "assert_not_overlapping", "assert_distance", "assert_in_frame"),
+    "views": ("render_views", "compare_renders"),
     "code": ("render_scene",),
     "files": ("load_model", "export_glb"),
 }
 
 
-class ThreeJSToolkit(SceneTools, Toolkit):
+class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
     """Build a three.js scene, render it in headless Chromium, see the pictures and what they show.
 
     The scene persists across calls (a session on one warm page), so an agent can add, change
@@ -69,7 +57,8 @@ class ThreeJSToolkit(SceneTools, Toolkit):
 
     Args:
         pool: a shared :class:`RendererPool`; by default the toolkit starts its own.
-        groups: tool groups to offer: ``core`` (default), ``views`` (render_views), ``code``
+        groups: tool groups to offer: ``core`` (default: typed scene tools, render, measure),
+            ``check`` (assert_* tools), ``views`` (render_views, compare_renders), ``code``
             (render_scene, raw three.js), ``files`` (load_model, export_glb), or ``all``.
         image_size: width and height of the image the typed tools return.
         asset_dirs: folders models and textures may be loaded from (default: the current folder).
@@ -107,6 +96,8 @@ class ThreeJSToolkit(SceneTools, Toolkit):
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self._session: RendererPage | None = None
         self._scene_lost = False
+        # The last two frames (and reports) of each view, for compare_renders.
+        self._last: dict[str, list[tuple[bytes, VisibilityReport | None]]] = {}
 
     def tools(self) -> list[Tool]:
         """The tools of the chosen groups, in group order."""
@@ -129,6 +120,74 @@ class ThreeJSToolkit(SceneTools, Toolkit):
             await self.pool.release(session)
         if self._owns_pool:
             await self.pool.close()
+
+    async def reset(self) -> None:
+        """Empty the scene and put the camera back, keeping the browser and page warm."""
+        self._last.clear()
+        if self._session is None or self._session.broken:
+            return
+        try:
+            await self._session.run("", reset=True, views=[], visibility=False)
+        except RendererError:
+            await self.pool.release(self._session)
+            self._session = None
+
+    async def bounds(self, *names: str) -> list[ObjectBounds]:
+        """World-space boxes of the named objects (every reported object when none is named).
+
+        Raises:
+            ToolError: naming the objects the scene has, when a name is not one of them.
+        """
+        page = await self.session()
+        raw = await page.evaluate("arg => window.__agentsdk.bounds(arg)", {"names": list(names)})
+        if raw.get("error"):
+            raise ToolError(raw["error"])
+        empty = [item["name"] for item in raw["objects"] if item["min"] is None]
+        if empty:
+            raise ToolError(f"{', '.join(empty)} has no geometry to measure")
+        return [ObjectBounds.model_validate(item) for item in raw["objects"]]
+
+    async def scene_summary(self) -> SceneSummary:
+        """What the scene holds (objects, lights, camera), without rendering."""
+        page = await self.session()
+        result = await page.apply([], views=[], visibility=False)
+        assert result.scene is not None
+        return result.scene
+
+    async def visibility(self, view: str = "camera", size: int | None = None) -> VisibilityReport:
+        """Render ``view`` and return its visibility report (what a verifier inspects)."""
+        side = size or self.image_size
+        _png, report = await self._render_for_compare(view, (side, side))
+        assert report is not None
+        return report
+
+    async def _render_for_compare(
+        self, view: str, size: tuple[int, int]
+    ) -> tuple[bytes, VisibilityReport | None]:
+        page = await self.session()
+        try:
+            result = await page.apply([], size=size, views=[view])
+        except RendererError as error:
+            raise ToolError(f"{error}. Try again; the scene may have to be rebuilt.") from None
+        return result.images[0], (result.visibility[0] if result.visibility else None)
+
+    def _previous(self, view: str) -> tuple[bytes, VisibilityReport | None] | None:
+        frames = self._last.get(view, [])
+        return frames[-2] if len(frames) >= 2 else None
+
+    def _reference_path(self, path: str, ctx: ToolContext | None) -> Path:
+        folders = [self.output_dir, ctx.artifacts.dir if ctx is not None else None]
+        folders += list(self.pool.asset_dirs)
+        candidate = Path(path)
+        for folder in [None, *folders]:
+            if folder is None and not candidate.is_absolute():
+                continue
+            full = candidate if folder is None else Path(folder) / candidate
+            if full.is_file():
+                return full
+        raise ToolError(
+            f"reference image not found: {path} (give a path inside the output or asset folders)"
+        )
 
     async def session(self) -> RendererPage:
         """The page holding this toolkit's scene (a new, empty one if the last one died)."""
@@ -211,84 +270,6 @@ class ThreeJSToolkit(SceneTools, Toolkit):
             raise ToolError(f"{error}. Render the scene again with render_scene.") from None
         return self._deliver(result, "", ctx, montage_views=montage)
 
-    @tool
-    async def load_model(
-        self,
-        path: str,
-        name: str | None = None,
-        size: Size = 512,
-        ctx: ToolContext | None = None,
-    ) -> list[RenderReport | str | Image]:
-        """Load a glTF (.gltf/.glb) or OBJ model file into the scene and show it (iso view).
-
-        Args:
-            path: file path, relative to the first asset folder or absolute inside an asset folder.
-            name: name given to the loaded object (to find it later with scene.getObjectByName).
-            size: width and height of the image in pixels.
-        """
-        page = await self.session()
-        server = self.pool.server
-        assert server is not None
-        folders = server.asset_dirs
-        candidate = Path(path)
-        if not candidate.is_absolute() and folders:
-            candidate = folders[0] / candidate
-        if not candidate.is_file():
-            raise ToolError(
-                f"asset not found: {path} (asset folders: {', '.join(map(str, folders))})"
-            )
-        url = server.asset_url(candidate)
-        if url is None:
-            raise ToolError(f"{path} is outside the asset folders ({', '.join(map(str, folders))})")
-        try:
-            result = await page.load_model(url, name=name, size=(size, size))
-        except RendererError as error:
-            raise ToolError(str(error)) from None
-        loaded_as = f" as '{name}'" if name else ""
-        return self._deliver(
-            result,
-            "",
-            ctx,
-            montage_views=False,
-            preface=f"The model was loaded into the scene{loaded_as}, but:",
-        )
-
-    @tool
-    async def export_glb(self, path: str, ctx: ToolContext | None = None) -> GlbExport:
-        """Export the current scene as a binary glTF (.glb) file and check it by loading it back.
-
-        Args:
-            path: file name or relative path inside the output folder, ending in .glb.
-        """
-        base = (self.output_dir or (ctx.artifacts.dir if ctx is not None else Path.cwd())).resolve()
-        target = (base / path).resolve()
-        if not target.is_relative_to(base) or target.suffix.lower() != ".glb":
-            raise ToolError(f"path must be a .glb file inside {base}")
-        page = await self.session()
-        try:
-            exported = await page.export_glb()
-        except RendererError as error:
-            raise ToolError(str(error)) from None
-        data, stats = exported.data, exported.stats
-        if stats.meshes == 0:
-            raise ToolError("the scene has no meshes to export")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        try:
-            meshes, triangles, bounds = read_back_glb(target)
-        except Exception as error:
-            raise ToolError(f"the exported file does not load back in trimesh: {error}") from None
-        return GlbExport(
-            path=str(target),
-            bytes=len(data),
-            meshes_in_scene=stats.meshes,
-            meshes_in_file=meshes,
-            triangles_in_file=triangles,
-            replaced_materials=exported.replaced_materials,
-            bbox_min=None if bounds is None else bounds[0],
-            bbox_max=None if bounds is None else bounds[1],
-        )
-
     async def _apply(
         self, ops: list[dict[str, Any]], ctx: ToolContext | None, views: list[str] | None = None
     ) -> list[str | Image]:
@@ -316,6 +297,7 @@ class ThreeJSToolkit(SceneTools, Toolkit):
             )
         lines.extend(note for note in self._notes(report))
         labels = [view.view for view in report.views]
+        self._remember(result)
         if ctx is not None:
             for label, data in zip(labels, result.images, strict=True):
                 ctx.artifacts.save_bytes(f"threejs-{ctx.call_id}-{label}.png", data)
@@ -324,6 +306,12 @@ class ThreeJSToolkit(SceneTools, Toolkit):
             text,
             *(Image(data, label=label) for label, data in zip(labels, result.images, strict=True)),
         ]
+
+    def _remember(self, result: RenderResult) -> None:
+        reports = {v.view: v for v in result.visibility}
+        for view, data in zip(result.report.views, result.images, strict=True):
+            frames = self._last.setdefault(view.view, [])
+            frames[:] = [*frames[-1:], (data, reports.get(view.view))]
 
     def _notes(self, report: RenderReport) -> list[str]:
         notes = [note for note in report.notes if not note.startswith("Rendered in software")]
@@ -347,6 +335,7 @@ class ThreeJSToolkit(SceneTools, Toolkit):
         preface: str = "",
     ) -> list[RenderReport | str | Image]:
         report = result.report
+        self._remember(result)
         seen = "\n".join(visibility.to_text() for visibility in result.visibility)
         if self._scene_lost:
             report.notes.append("The previous renderer page died, so this scene started empty.")
@@ -399,20 +388,3 @@ def _check_groups(groups: Sequence[str] | str) -> tuple[str, ...]:
             if name not in chosen:
                 chosen.append(name)
     return tuple(chosen)
-
-
-def read_back_glb(path: Path) -> tuple[int, int, tuple[list[float], list[float]] | None]:
-    """Load a GLB with trimesh: (mesh instances, triangles, bounding box or None)."""
-    import trimesh
-
-    loaded: Any = trimesh.load(path, force="scene")
-    meshes = 0
-    triangles = 0
-    for node in loaded.graph.nodes_geometry:
-        geometry = loaded.geometry[loaded.graph[node][1]]
-        meshes += 1
-        triangles += len(getattr(geometry, "faces", ()))
-    bounds = loaded.bounds
-    if bounds is None:
-        return meshes, triangles, None
-    return meshes, triangles, ([float(v) for v in bounds[0]], [float(v) for v in bounds[1]])

@@ -5,7 +5,7 @@ import { GLTFLoader } from 'three/addons/loaders/GLTFLoader.js';
 import { OBJLoader } from 'three/addons/loaders/OBJLoader.js';
 import { GLTFExporter } from 'three/addons/exporters/GLTFExporter.js';
 import { applyOps, OpError } from './ops.js';
-import { describeScene, reportUnits } from './units.js';
+import { describeScene, objectBounds, reportUnits } from './units.js';
 import { visibilityPass } from './visibility.js';
 import { adaptImports, adoptDeclared, compileScene, created, frameStub, HEADER_LINES, sceneThree } from './scene_code.js';
 
@@ -417,4 +417,9 @@ async function exportGLB() {
 
 createRenderer();
 resetScene();
-window.__agentsdk = { run, apply, load, exportGLB, info: rendererInfo, revision: THREE.REVISION, ready: true };
+function bounds({ names }) {
+  if (!state.scene) resetScene();
+  return objectBounds(state.scene, names);
+}
+
+window.__agentsdk = { run, apply, load, exportGLB, bounds, info: rendererInfo, revision: THREE.REVISION, ready: true };

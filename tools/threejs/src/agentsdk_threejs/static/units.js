@@ -92,3 +92,27 @@ export function describeScene(scene, camera, target) {
     },
   };
 }
+
+// World-space boxes (tight: from the vertices) of named objects, or of every unit.
+export function objectBounds(scene, names) {
+  const units = reportUnits(scene);
+  let chosen = units;
+  if (names && names.length) {
+    chosen = names.map((name) => {
+      const unit = units.find((u) => u.name === name);
+      const object = unit ? unit.object : scene.getObjectByName(name);
+      return object ? { name, object } : { name, object: null };
+    });
+    const missing = chosen.filter((item) => !item.object).map((item) => item.name);
+    if (missing.length) {
+      const known = units.map((u) => u.name);
+      return { error: `no object named ${missing.map((n) => `"${n}"`).join(', ')} in the scene; names: ${known.length ? known.join(', ') : '(the scene is empty)'}` };
+    }
+  }
+  return {
+    objects: chosen.map(({ name, object }) => {
+      const box = new THREE.Box3().setFromObject(object, true);
+      return { name, min: box.isEmpty() ? null : box.min.toArray(), max: box.isEmpty() ? null : box.max.toArray() };
+    }),
+  };
+}
