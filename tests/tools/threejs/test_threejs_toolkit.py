@@ -77,7 +77,7 @@ def test_entry_point_and_tool_schemas() -> None:
         "assert_in_frame",
     }
     assert len(ThreeJSToolkit(groups="all").tools()) == len(core) + len(tools) + len(checks)
-    with pytest.raises(ValueError, match="unknown tool group 'cod'; groups: core, views"):
+    with pytest.raises(ValueError, match="unknown tool group 'cod'; groups: core, check, views"):
         ThreeJSToolkit(groups=["cod"])
     schema = tools["render_scene"].parameters
     assert schema["required"] == ["code"]
