@@ -336,3 +336,16 @@ async def test_status_file_reports_compiling_while_scripts_build(stub_editor: Mo
         assert "compiling" in states
         report = await bridge.request("compile.status")
         assert isinstance(report, dict) and re.match(r"^\d", str(report["finished_unix"]))
+
+
+async def test_new_scene_and_reset_leave_a_default_scene(stub_editor: MonoHost) -> None:
+    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+        await call(unity, "create_gameobject", name="Crate", primitive="Cube")
+        refused = await call(unity, "new_scene")
+        assert refused.is_error and "unsaved changes" in refused.text
+        fresh = json.loads((await call(unity, "new_scene", discard_changes=True, empty=True)).text)
+        assert fresh["roots"] == [] and fresh["path"] == "" and fresh["dirty"] is False
+        await call(unity, "create_gameobject", name="Crate", primitive="Cube")
+        await unity.reset()
+        info = json.loads((await call(unity, "scene_info")).text)
+        assert info["roots"] == ["Main Camera", "Directional Light"]

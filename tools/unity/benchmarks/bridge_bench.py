@@ -10,7 +10,10 @@ numbers are for the protocol and the client, not for Unity's main thread or its 
 from __future__ import annotations
 
 import json
+import math
+import random
 import statistics
+import struct
 import sys
 import tempfile
 import time
@@ -23,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "tools"))
 
 from agentsdk_unity import UnityBridge, check_csharp  # noqa: E402
+from agentsdk_unity.stub_editor import StubEditor, cached_build  # noqa: E402
 from unity.monohost import MonoHost, build_host  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results" / "bridge_bench.json"
@@ -83,6 +87,18 @@ async def measure(host: MonoHost) -> list[dict[str, object]]:
             f"{64 / (statistics.median(samples) / 1000):.0f} requests/s",
         )
 
+        rng = random.Random(7)
+        doubles = []
+        while len(doubles) < 5000:
+            (value,) = struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))
+            if math.isfinite(value):
+                doubles.append(value)
+        add(
+            "echo 5000 random doubles",
+            await timed(lambda: bridge.request("echo", {"values": doubles}), 5),
+            "exact parse + shortest round-trip format in C#",
+        )
+
         async def reload_cycle() -> None:
             await bridge.request("host.reload_after", {"value": 1, "seconds": 0.5})
 
@@ -92,7 +108,20 @@ async def measure(host: MonoHost) -> list[dict[str, object]]:
             "fetched from the disk journal",
         )
     source = "using UnityEngine;\npublic class S : MonoBehaviour { void Update() { } }\n"
-    add("check_csharp (mcs --parse)", await timed(lambda: check_csharp(source), 5))
+    add("check_csharp, C# 7 script", await timed(lambda: check_csharp(source), 5), "mcs + grammar")
+    newer = source.replace("void Update() { }", "int F(int x) => x switch { 1 => 2, _ => 3 };")
+    add("check_csharp, C# 8 script", await timed(lambda: check_csharp(newer), 5), "mcs + grammar")
+
+    async def editor_cycle() -> None:
+        with tempfile.TemporaryDirectory() as project:
+            editor = StubEditor(Path(project) / "P")
+            await editor.start()
+            await editor.stop()
+
+    await anyio.to_thread.run_sync(cached_build)
+    add(
+        "stub editor start + stop", await timed(editor_cycle, 5), "one reset of the suite's toolkit"
+    )
     return rows
 
 

@@ -11,7 +11,12 @@ from pydantic import BaseModel, Field, JsonValue
 from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
 
 from .bridge import UnityBridge
-from .csharp import CSharpCompilerMissingError, check_csharp
+from .csharp import (
+    UNITY_LANGUAGE_VERSION,
+    CSharpCompilerMissingError,
+    LanguageVersion,
+    check_csharp,
+)
 from .errors import UnityBridgeError
 from .results import (
     CompileReport,
@@ -68,16 +73,25 @@ class UnityToolkit(Toolkit):
         settings: BridgeSettings | None = None,
         check_scripts: bool = True,
         compile_timeout: float = 180.0,
+        language_version: LanguageVersion = UNITY_LANGUAGE_VERSION,
         prefix: str | None = None,
     ) -> None:
         super().__init__(prefix=prefix)
         self.bridge = bridge or UnityBridge(settings)
         self.check_scripts = check_scripts
         self.compile_timeout = compile_timeout
+        self.language_version: LanguageVersion = language_version
 
     async def close(self) -> None:
         """Closes the connection to the editor (the editor keeps running). Idempotent."""
         await self.bridge.aclose()
+
+    async def reset(self) -> None:
+        """A new default scene, discarding the open one's unsaved changes (for eval runs).
+
+        Assets earlier tasks wrote stay in the project: run suites in a scratch project.
+        """
+        await self.bridge.request("scene.new", {"discard_changes": True})
 
     async def _call(
         self,
@@ -101,13 +115,16 @@ class UnityToolkit(Toolkit):
 
     @tool
     async def check_script(self, source: str, file_name: str = "Script.cs") -> str:
-        """Check C# source for syntax errors (Mono's mcs) without touching the editor.
+        """Check C# source for syntax errors without touching the editor (Mono's mcs, and
+        tree-sitter's C# grammar for syntax newer than mcs knows).
 
         Args:
             source: The full C# file.
             file_name: Name used in the diagnostics.
         """
-        result = await check_csharp(source, file_name=file_name)
+        result = await check_csharp(
+            source, file_name=file_name, language_version=self.language_version
+        )
         if not result.ok:
             raise ToolError("C# syntax errors:\n" + result.report())
         return result.report()
@@ -133,13 +150,17 @@ class UnityToolkit(Toolkit):
         note = ""
         if self.check_scripts:
             try:
-                syntax = await check_csharp(content, file_name=path)
+                syntax = await check_csharp(
+                    content, file_name=path, language_version=self.language_version
+                )
             except CSharpCompilerMissingError as missing:
                 note = f"not syntax-checked locally: {missing}"
             else:
                 checked = True
                 if not syntax.ok:
                     raise ToolError(f"Not written: {path} has C# syntax errors:\n{syntax.report()}")
+                if syntax.diagnostics or syntax.newer_syntax:
+                    note = syntax.report()
         write = await self._call(
             ScriptWrite,
             "script.write",
@@ -328,6 +349,18 @@ class UnityToolkit(Toolkit):
         """
         return await self._call(
             SceneInfo, "scene.open", {"path": path, "discard_changes": discard_changes}
+        )
+
+    @tool
+    async def new_scene(self, discard_changes: bool = False, empty: bool = False) -> SceneInfo:
+        """Open a new, unsaved scene (with a camera and a light unless ``empty``).
+
+        Args:
+            discard_changes: Throw away unsaved changes of the open scene.
+            empty: No default camera and light.
+        """
+        return await self._call(
+            SceneInfo, "scene.new", {"discard_changes": discard_changes, "empty": empty}
         )
 
     @tool

@@ -280,9 +280,26 @@ namespace UnityEditor.Compilation
 namespace UnityEditor.SceneManagement
 {
     public enum OpenSceneMode { Single = 0, Additive = 1, AdditiveWithoutLoading = 2 }
+    public enum NewSceneSetup { EmptyScene = 0, DefaultGameObjects = 1 }
+    public enum NewSceneMode { Single = 0, Additive = 1 }
 
     public static class EditorSceneManager
     {
+        /// <summary>Like Unity's: an unsaved scene, with a camera and a light for DefaultGameObjects.</summary>
+        public static Scene NewScene(NewSceneSetup setup, NewSceneMode mode)
+        {
+            StubScene.Roots.Clear();
+            StubScene.Path = "";
+            StubScene.Name = "Untitled";
+            StubScene.Dirty = false;
+            if (setup == NewSceneSetup.DefaultGameObjects)
+            {
+                new GameObject("Main Camera").AddComponent(typeof(Camera));
+                new GameObject("Directional Light").AddComponent(typeof(Light));
+            }
+            return new Scene();
+        }
+
         public static Scene OpenScene(string scenePath, OpenSceneMode mode)
         {
             if (!File.Exists(Path.Combine(StubEditor.ProjectRoot, scenePath))) throw new ArgumentException("Cannot open scene " + scenePath);

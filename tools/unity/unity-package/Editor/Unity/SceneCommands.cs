@@ -19,6 +19,7 @@ namespace AgentSdk.Unity.Bridge.Editor
         {
             registry.Add("scene.info", async (args, token) => await _main.Run(() => (object)Info()), requiresIdleEditor: false);
             registry.Add("scene.open", async (args, token) => await _main.Run(() => Open(args)));
+            registry.Add("scene.new", async (args, token) => await _main.Run(() => New(args)));
             registry.Add("scene.save", async (args, token) => await _main.Run(() => Save(args)));
             registry.Add("playmode.enter", async (args, token) => await _main.Run(() => SetPlaying(true)));
             registry.Add("playmode.exit", async (args, token) => await _main.Run(() => SetPlaying(false)), requiresIdleEditor: false);
@@ -46,6 +47,17 @@ namespace AgentSdk.Unity.Bridge.Editor
             if (active.isDirty && !args.GetBool("discard_changes", false))
                 throw new BridgeException(ErrorCodes.PreconditionFailed, "The open scene has unsaved changes: save it or pass discard_changes");
             EditorSceneManager.OpenScene(path, OpenSceneMode.Single);
+            return Info();
+        }
+
+        private static object New(CommandArgs args)
+        {
+            if (EditorApplication.isPlaying) throw new BridgeException(ErrorCodes.PreconditionFailed, "Leave play mode before opening a new scene");
+            Scene active = SceneManager.GetActiveScene();
+            if (active.isDirty && !args.GetBool("discard_changes", false))
+                throw new BridgeException(ErrorCodes.PreconditionFailed, "The open scene has unsaved changes: save it or pass discard_changes");
+            bool empty = args.GetBool("empty", false);
+            EditorSceneManager.NewScene(empty ? NewSceneSetup.EmptyScene : NewSceneSetup.DefaultGameObjects, NewSceneMode.Single);
             return Info();
         }
 
