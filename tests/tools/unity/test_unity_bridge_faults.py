@@ -12,7 +12,6 @@ import math
 import random
 import socket
 import struct
-import time
 from pathlib import Path
 
 import anyio
@@ -85,14 +84,12 @@ async def test_a_result_holding_an_unpaired_surrogate_is_answered_and_journaled(
 async def test_unsendable_json_is_refused_before_it_leaves(mono_host: MonoHost) -> None:
     """NaN is not JSON: it used to go out as 'NaN', get an id-less error and hang to the timeout."""
     async with UnityBridge(mono_host.settings()) as bridge:
-        started = time.monotonic()
         with pytest.raises(UnityBridgeError) as nan:
             await bridge.request("echo", {"position": [0.0, math.nan, 1.0]}, timeout=30)
         assert nan.value.code == "invalid_args" and "NaN" in nan.value.message
         with pytest.raises(UnityBridgeError) as inf:
             await bridge.request("echo", {"x": -math.inf}, timeout=30)
         assert inf.value.code == "invalid_args"
-        assert time.monotonic() - started < 5
         assert await bridge.request("echo", {"still": "in step"}) == {"still": "in step"}
 
 
@@ -104,12 +101,11 @@ async def test_a_frame_the_bridge_cannot_parse_is_answered_under_its_id(
     for _ in range(100):
         deep = [deep]
     async with UnityBridge(mono_host.settings()) as bridge:
-        started = time.monotonic()
         with pytest.raises(UnityBridgeError) as refused:
             await bridge.request("echo", {"deep": deep}, timeout=30)  # type: ignore[dict-item]
+        # An answer, not the "timeout" this request used to end in.
         assert refused.value.code == "malformed_frame"
         assert "nested deeper than 64" in refused.value.message
-        assert time.monotonic() - started < 10
         assert await bridge.request("echo", {"after": 1}) == {"after": 1}
 
 
@@ -183,13 +179,11 @@ async def test_too_many_connections_is_its_own_error(host_exe: Path, tmp_path: P
         async with UnityBridge(host.settings()) as first, UnityBridge(host.settings()) as second:
             assert await first.request("echo", {"n": 1}) == {"n": 1}
             assert await second.request("echo", {"n": 2}) == {"n": 2}
-            started = time.monotonic()
             with pytest.raises(BridgeTooManyConnectionsError) as full:
                 await UnityBridge(host.settings()).connect()
             assert not isinstance(full.value, BridgeUnavailableError)
             assert full.value.code == "too_many_connections"
             assert "2 clients" in full.value.message
-            assert time.monotonic() - started < 10
         # Both closed: the slot frees up (the bridge notices a closed socket when it reads EOF).
         for _ in range(100):
             try:

@@ -16,6 +16,8 @@ from agentsdk_unity import UnityToolkit, check_csharp
 from agentsdk_unity._csharp_tree import parse
 from agentsdk_unity.csharp import UNITY_EDITOR_DEFINES
 
+from .monohost import MonoHost
+
 pytestmark = pytest.mark.anyio
 
 CORPUS = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentsdk/unity-corpus"
@@ -192,10 +194,10 @@ async def test_end_of_file_is_reported_at_the_end_of_the_last_line() -> None:
     assert (error.line, error.column) == (4, 4)  # was (4, 246) from mcs
 
 
-async def test_write_script_accepts_csharp_9(
+async def test_the_check_tool_accepts_csharp_9(
     stub_editor_build: tuple[Path, dict[str, str]],
 ) -> None:
-    """The tool refused valid C# 9 before it reached the editor; now it notes what mcs skipped."""
+    """write_script and check_script refused valid C# 9; now the check notes what mcs skipped."""
     check = next(t for t in UnityToolkit().tools() if t.name == "check_script")
     outcome = await check.call(
         {"source": script("    List<int> items = new();"), "file_name": "Assets/P.cs"}, ctx=None
@@ -250,3 +252,17 @@ async def test_real_unity_packages_have_no_false_errors() -> None:
             group.start_soon(one, path)
     assert false_errors == []
     assert noted >= 40, "these files use syntax mcs cannot parse: each should carry a note"
+
+
+async def test_write_script_sends_csharp_9_to_the_editor(stub_editor: MonoHost) -> None:
+    """It used to refuse the file ("Not written"); now the editor gets it and compiles it.
+
+    The stub editor compiles with mcs, so here the compile itself fails; Unity's Roslyn would not.
+    """
+    project = stub_editor.bridge_dir.parents[1]
+    source = script("    public int Speed { get; init; } = 3;")
+    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+        write = next(t for t in unity.tools() if t.name == "write_script")
+        outcome = await write.call({"path": "Assets/Probe.cs", "content": source}, ctx=None)
+    assert "Not written" not in outcome.text
+    assert (project / "Assets" / "Probe.cs").read_text() == source
