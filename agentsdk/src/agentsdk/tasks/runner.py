@@ -29,7 +29,7 @@ from .summary import EvalSummary, summarize, write_markdown
 from .task import Suite, Task
 from .world import World
 
-__all__ = ["TRAJECTORY_SCHEMA", "EvalResults", "evaluate", "run_one"]
+__all__ = ["TRAJECTORY_SCHEMA", "EvalResults", "evaluate", "make_model", "run_one", "trajectory"]
 
 TRAJECTORY_SCHEMA = "agentsdk.trajectory/1"
 
@@ -74,56 +74,76 @@ class EvalResults:
             f.flush()
             os.fsync(f.fileno())
 
-    def write_trajectory(
-        self, rollout: Rollout, messages: list[Message], turns: list[dict[str, Any]]
-    ) -> Path:
-        """The rollout's full record, images saved beside it by content hash."""
+    def record(self, rollout: Rollout, trajectory: dict[str, Any]) -> Path:
+        """Write a rollout's trajectory (images as files named by their content) and
+        then append the rollout itself: a rollout in ``rollouts.jsonl`` always has its
+        trajectory on disk."""
         self.trajectories.mkdir(parents=True, exist_ok=True)
         images = self.trajectories / "images"
-        record = {
-            "schema": TRAJECTORY_SCHEMA,
-            "task_id": rollout.task_id,
-            "sample": rollout.sample,
-            "model": rollout.model,
-            "status": rollout.status,
-            "reward": rollout.score,
-            "passed": rollout.passed,
-            "verdict": rollout.verdict.model_dump() if rollout.verdict else None,
-            "error": rollout.error,
-            "seconds": rollout.seconds,
-            "usage": rollout.usage.model_dump(),
-            "turns": turns,
-            "messages": [_message_json(m, images) for m in messages],
-        }
+        record = dict(trajectory)
+        record["messages"] = [_store_images(m, images) for m in trajectory.get("messages", [])]
         name = f"{_safe(rollout.task_id)}.s{rollout.sample}.json"
         path = self.trajectories / name
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
+        self.append(rollout)
         return path
+
+
+def trajectory(
+    rollout: Rollout, messages: list[Message], turns: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The full record of one rollout, JSON-ready except image bytes (under ``data``)."""
+    return {
+        "schema": TRAJECTORY_SCHEMA,
+        "task_id": rollout.task_id,
+        "sample": rollout.sample,
+        "model": rollout.model,
+        "status": rollout.status,
+        "reward": rollout.score,
+        "passed": rollout.passed,
+        "verdict": rollout.verdict.model_dump() if rollout.verdict else None,
+        "error": rollout.error,
+        "seconds": rollout.seconds,
+        "usage": rollout.usage.model_dump(),
+        "turns": turns,
+        "messages": [_message_json(m) for m in messages],
+    }
 
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in name).strip("-.") or "task"
 
 
-def _message_json(message: Message, images: Path) -> dict[str, Any]:
+def _message_json(message: Message) -> dict[str, Any]:
     def part(p: Any) -> Any:
         if isinstance(p, ImagePart):
-            digest = hashlib.sha256(p.data).hexdigest()[:16]
-            ext = p.media_type.split("/")[-1].replace("jpeg", "jpg")
-            target = images / f"{digest}.{ext}"
-            if not target.exists():
-                images.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(p.data)
-            return {"kind": "image", "media_type": p.media_type, "path": f"images/{target.name}"}
-        if hasattr(p, "parts") and getattr(p, "kind", "") == "tool_result":
-            data = p.model_dump(mode="json", exclude={"parts"})
+            return {"kind": "image", "media_type": p.media_type, "data": p.data}
+        if getattr(p, "kind", "") == "tool_result":
+            data: dict[str, Any] = p.model_dump(mode="json", exclude={"parts"})
             data["parts"] = [part(x) for x in p.parts]
             return data
         return p.model_dump(mode="json")
 
     return {"role": message.role, "parts": [part(p) for p in message.parts]}
+
+
+def _store_images(message: dict[str, Any], images: Path) -> dict[str, Any]:
+    def part(p: Any) -> Any:
+        if isinstance(p, dict) and p.get("kind") == "image" and isinstance(p.get("data"), bytes):
+            data: bytes = p["data"]
+            ext = str(p["media_type"]).split("/")[-1].replace("jpeg", "jpg")
+            target = images / f"{hashlib.sha256(data).hexdigest()[:16]}.{ext}"
+            if not target.exists():
+                images.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            return {"kind": "image", "media_type": p["media_type"], "path": f"images/{target.name}"}
+        if isinstance(p, dict) and isinstance(p.get("parts"), list):
+            return {**p, "parts": [part(x) for x in p["parts"]]}
+        return p
+
+    return {"role": message["role"], "parts": [part(p) for p in message["parts"]]}
 
 
 async def run_one(
@@ -133,11 +153,11 @@ async def run_one(
     *,
     suite: Suite,
     pool: ToolkitPool,
-    results: EvalResults,
+    runs: Path,
     settings: ModelSettings | None = None,
     grace: float = 120.0,
-) -> Rollout:
-    """One rollout, recorded in ``results``; bounded by the task's timeout plus ``grace``
+) -> tuple[Rollout, dict[str, Any]]:
+    """One rollout and its trajectory; bounded by the task's timeout plus ``grace``
     (for setup and verification), after which the toolkits are replaced."""
     turns: list[dict[str, Any]] = []
     transcript: list[Message] = []
@@ -169,7 +189,7 @@ async def run_one(
             model,
             suite=suite,
             pool=pool,
-            workdir=results.runs,
+            workdir=runs,
             sample=sample,
             settings=settings,
             on_event=on_event,
@@ -187,9 +207,7 @@ async def run_one(
             "(an engine stopped answering); its toolkits were replaced",
             seconds=time.perf_counter() - started,
         )
-    results.write_trajectory(rollout, transcript, turns)
-    results.append(rollout)
-    return rollout
+    return rollout, trajectory(rollout, transcript, turns)
 
 
 async def evaluate(
@@ -305,15 +323,16 @@ async def _local(
             async with ToolkitPool() as pool:
                 while queue:
                     task, sample = queue.pop()
-                    rollout = await run_one(
+                    rollout, record = await run_one(
                         task,
                         sample,
                         worker_model,
                         suite=suite,
                         pool=pool,
-                        results=results,
+                        runs=results.runs,
                         settings=settings,
                     )
+                    results.record(rollout, record)
                     count[0] += 1
                     if on_rollout is not None:
                         on_rollout(rollout, count[0], total)
