@@ -7,7 +7,16 @@ import zipfile
 from pathlib import Path
 
 ADDON_PACKAGE = "agentsdk_blender_bridge"
-_SOURCES = ("engine.py", "engine_io.py", "engine_errors.py", "engine_state.py", "framing.py")
+_SOURCES = (
+    "engine.py",
+    "engine_errors.py",
+    "engine_io.py",
+    "engine_render.py",
+    "engine_settings.py",
+    "engine_state.py",
+    "engine_vision.py",
+    "framing.py",
+)
 
 
 def build_addon_zip(destination: str | Path) -> Path:

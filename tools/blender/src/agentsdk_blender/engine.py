@@ -17,7 +17,7 @@ from typing import Any
 import bpy
 from mathutils import Vector
 
-from . import engine_io
+from . import engine_io, engine_render
 from .engine_errors import CommandError, ScriptFailed
 from .engine_state import SavedScene, SceneSnapshot
 from .framing import PROTOCOL_VERSION
@@ -325,7 +325,8 @@ COMMANDS: dict[str, tuple[Handler, bool]] = {
     "import_asset": (engine_io.import_asset, True),
     "export_asset": (engine_io.export_asset, False),
     "convert_asset": (convert_asset, False),  # restores the scene itself, success or not
-    "render": (engine_io.render, True),
+    "render": (engine_render.render, False),  # puts every setting back itself
+    "fit_view": (engine_render.fit_view, True),
     "execute_python": (engine_io.execute_python, True),
 }
 

@@ -5,35 +5,22 @@ Stdlib + bpy only (ships inside the add-on too).
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import io
 import math
 import os
 import resource
 import signal
-import tempfile
-import time
 import traceback
 from typing import Any
 
 import bpy
-from mathutils import Vector
 
 from .engine_errors import CommandError, ScriptFailed
 
 JSON = dict[str, Any]
 
 FORMATS = ("glb", "gltf", "fbx", "obj", "stl", "ply")
-ENGINES = {"workbench": "BLENDER_WORKBENCH", "cycles": "CYCLES", "eevee": "BLENDER_EEVEE"}
-VIEW_DIRECTIONS = {
-    "front": (0.0, -1.0, 0.0),
-    "back": (0.0, 1.0, 0.0),
-    "left": (-1.0, 0.0, 0.0),
-    "right": (1.0, 0.0, 0.0),
-    "top": (0.0, 0.0, 1.0),
-    "perspective": (1.0, -1.0, 0.8),
-}
 
 
 def _format_of(path: str, fmt: str | None) -> str:
@@ -178,91 +165,6 @@ def export_asset(args: JSON) -> JSON:
             operator, filepath=path, export_selected_objects=selected, apply_modifiers=True
         )
     return {"path": path, "format": fmt, "bytes": os.path.getsize(path)}
-
-
-def _scene_bounds() -> tuple[Vector, float]:
-    points = [
-        obj.matrix_world @ Vector(corner)
-        for obj in bpy.context.scene.objects
-        if obj.type == "MESH" and obj.visible_get()
-        for corner in obj.bound_box
-    ]
-    if not points:
-        return Vector((0.0, 0.0, 0.0)), 1.0
-    low = Vector(tuple(min(p[i] for p in points) for i in range(3)))
-    high = Vector(tuple(max(p[i] for p in points) for i in range(3)))
-    return (low + high) / 2, max((high - low).length / 2, 1e-3)
-
-
-def _framing_camera(view: str) -> Any:
-    centre, radius = _scene_bounds()
-    data = bpy.data.cameras.new("agentsdk_view")
-    camera = bpy.data.objects.new("agentsdk_view", data)
-    bpy.context.scene.collection.objects.link(camera)
-    fov = min(data.angle_x, data.angle_y)
-    distance = radius / math.sin(fov / 2) * 1.05
-    camera.location = centre + Vector(VIEW_DIRECTIONS[view]).normalized() * distance
-    up = "Y" if view != "top" else "X"
-    camera.rotation_euler = (centre - camera.location).to_track_quat("-Z", up).to_euler()
-    data.clip_end = distance + radius * 4
-    return camera
-
-
-def _configure(scene: Any, engine: str, width: int, height: int, samples: int) -> None:
-    scene.render.engine = ENGINES[engine]
-    scene.render.resolution_x, scene.render.resolution_y = width, height
-    scene.render.resolution_percentage = 100
-    scene.render.image_settings.file_format = "PNG"
-    scene.view_settings.view_transform = "Standard"  # colours as set, not AgX-toned
-    if scene.world is None:
-        scene.world = bpy.data.worlds.new("World")
-        scene.world.color = (0.05, 0.05, 0.05)
-    if engine == "workbench":
-        shading = scene.display.shading
-        shading.light, shading.color_type = "STUDIO", "MATERIAL"
-    elif engine == "cycles":
-        scene.cycles.device = "CPU"
-        scene.cycles.samples = samples
-        scene.cycles.use_denoising = False
-    else:
-        scene.eevee.taa_render_samples = samples
-
-
-def render(args: JSON) -> JSON:
-    """Render one PNG per requested view with workbench, cycles (CPU) or eevee."""
-    engine = args.get("engine", "workbench")
-    if engine not in ENGINES:
-        raise CommandError(f"unknown engine {engine!r}; use one of {sorted(ENGINES)}")
-    scene = bpy.context.scene
-    width, height = (int(v) for v in args.get("resolution", [320, 240]))
-    _configure(scene, engine, width, height, int(args.get("samples", 16)))
-    views = list(args.get("views") or ["camera"])
-    unknown = [v for v in views if v != "camera" and v not in VIEW_DIRECTIONS]
-    if unknown:
-        raise CommandError(f"unknown views {unknown}; use camera or {sorted(VIEW_DIRECTIONS)}")
-    original_camera = scene.camera
-    images: list[JSON] = []
-    with tempfile.TemporaryDirectory(prefix="agentsdk-render-") as folder:
-        for index, view in enumerate(views):
-            temp_camera = None
-            if view != "camera" or original_camera is None:
-                temp_camera = _framing_camera(view if view != "camera" else "perspective")
-                scene.camera = temp_camera
-            scene.render.filepath = os.path.join(folder, f"view{index}.png")
-            started = time.perf_counter()
-            try:
-                bpy.ops.render.render(write_still=True)
-            finally:
-                scene.camera = original_camera
-                if temp_camera is not None:
-                    data = temp_camera.data
-                    bpy.data.objects.remove(temp_camera, do_unlink=True)
-                    bpy.data.cameras.remove(data)
-            seconds = time.perf_counter() - started
-            with open(scene.render.filepath, "rb") as handle:
-                png = base64.b64encode(handle.read()).decode("ascii")
-            images.append({"view": view, "png_base64": png, "seconds": round(seconds, 4)})
-    return {"engine": scene.render.engine, "width": width, "height": height, "images": images}
 
 
 class _CpuLimitExceeded(BaseException):

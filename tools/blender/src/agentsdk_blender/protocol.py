@@ -40,13 +40,17 @@ __all__ = [
     "ExecutePythonArgs",
     "ExportAssetArgs",
     "ExportResult",
+    "FitViewArgs",
+    "FitViewResult",
     "Hello",
+    "IdPass",
     "ImportAssetArgs",
     "ImportResult",
     "MaterialResult",
     "ModifierInfo",
     "NoArgs",
     "ObjectInfo",
+    "PassFacts",
     "PingResult",
     "PlaceCameraArgs",
     "PlaceLightArgs",
@@ -256,6 +260,16 @@ class RenderArgs(_Strict):
     resolution: Resolution = (320, 240)
     samples: int = Field(16, ge=1, le=4096)
     views: list[View] = Field(default_factory=_camera_only, min_length=1, max_length=8)
+    report: bool = True
+
+
+class FitViewArgs(_Strict):
+    """Objects to frame (default all) and where to look from."""
+
+    names: list[str] = Field(default_factory=list)
+    direction: Vector3 | None = None
+    margin: Annotated[float, Field(ge=1.0, le=10.0, allow_inf_nan=False)] = 1.1
+    resolution: Resolution = (320, 240)
 
 
 class ExecutePythonArgs(_Strict):
@@ -281,6 +295,7 @@ COMMAND_ARGS: dict[str, type[BaseModel]] = {
     "export_asset": ExportAssetArgs,
     "convert_asset": ConvertAssetArgs,
     "render": RenderArgs,
+    "fit_view": FitViewArgs,
     "execute_python": ExecutePythonArgs,
 }
 """Argument model of every command; the worker validates requests against it."""
@@ -375,12 +390,44 @@ class ConvertResult(BaseModel):
     objects: list[str]
 
 
+class PassFacts(BaseModel):
+    """What Blender knows about one object in a view (see ``agentsdk.vision.ObjectFacts``)."""
+
+    name: str
+    pixels_alone: int | None = None
+    pixels_unclipped: int | None = None
+    cut_sides: list[Literal["left", "right", "top", "bottom"]] = Field(default_factory=list)
+    behind_camera: bool = False
+    outside_frustum: bool = False
+
+
+class IdPass(BaseModel):
+    """The object-ID pass of one view: the image, who is who, and the facts."""
+
+    id_png_base64: str
+    count: int
+    names: dict[str, str]
+    facts: list[PassFacts]
+    extra_passes: int
+    seconds: float
+
+
 class RenderedView(BaseModel):
-    """One rendered image."""
+    """One rendered image (with its ID pass when a report was asked for)."""
 
     view: str
     png_base64: str
     seconds: float
+    report: IdPass | None = None
+
+
+class FitViewResult(BaseModel):
+    """Where the camera went and what it frames."""
+
+    camera: str
+    location: Vector3
+    rotation_degrees: Vector3
+    framed: list[str]
 
 
 class RenderResult(BaseModel):

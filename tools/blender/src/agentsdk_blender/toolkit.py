@@ -2,43 +2,21 @@
 
 from __future__ import annotations
 
-import base64
-import io
 from typing import Annotated, ClassVar, Literal
 
-from PIL import Image as PILImage
-from PIL import ImageStat
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from agentsdk import Image, TextPart, ToolError, tool
+from agentsdk import ToolError, tool
 
 from . import protocol as p
-from .protocol import RGB, RGBA, NonNegative, ObjectNames, Positive, Resolution, Unit, Vector3
+from .protocol import RGB, RGBA, NonNegative, ObjectNames, Positive, Unit, Vector3
 from .toolkit_base import BlenderToolkitBase, build_args
 from .toolkit_files import AssetTools
+from .toolkit_render import RenderTools
 from .worker import CommandFailed, WorkerRestartedError
 
 
-class RenderSummary(BaseModel):
-    """What the model reads next to the rendered images."""
-
-    engine: str
-    resolution: tuple[int, int]
-    samples: int
-    views: list[str]
-    seconds_per_view: list[float]
-    warnings: list[str]
-
-
-def _blank_warning(view: str, png: bytes) -> str | None:
-    image = PILImage.open(io.BytesIO(png)).convert("RGB")
-    spread = max(high - low for low, high in ImageStat.Stat(image).extrema)
-    if spread < 4:
-        return f"view {view!r} is a single flat colour: nothing visible (check camera and lights)"
-    return None
-
-
-class BlenderToolkit(AssetTools, BlenderToolkitBase):
+class BlenderToolkit(RenderTools, AssetTools, BlenderToolkitBase):
     """Blender scene tools: build, light, render, import/export and validate 3D assets.
 
     Drives a warm ``BlenderWorker`` (default) or a ``BlenderBridge`` to a running Blender.
@@ -55,6 +33,7 @@ class BlenderToolkit(AssetTools, BlenderToolkitBase):
         """An empty, factory-fresh scene in the same warm worker (between eval tasks)."""
         await self.connection.call("reset", None, p.ResetResult)
         self.connection.take_notice()
+        self._history.clear()
 
     @tool
     async def scene_info(
@@ -250,46 +229,6 @@ class BlenderToolkit(AssetTools, BlenderToolkitBase):
             color=color, name=name,
         )  # fmt: skip
         return self.reply(await self.call_engine("place_light", args, p.ObjectInfo))
-
-    @tool
-    async def render(
-        self,
-        engine: Literal["workbench", "cycles", "eevee"] = "workbench",
-        resolution: Resolution = (320, 240),
-        samples: Annotated[int, Field(ge=1, le=4096)] = 16,
-        views: list[p.View] | None = None,
-    ) -> list[str | Image | TextPart]:
-        """Render the scene and look at the images.
-
-        Args:
-            engine: workbench (fast flat shading), cycles (CPU path tracing) or eevee (slow here).
-            resolution: Width and height in pixels (16..4096).
-            samples: Samples per pixel (cycles, eevee).
-            views: "camera" (the scene camera, or an automatic framing when there is none)
-                and/or automatic framings: front, back, left, right, top, perspective.
-        """
-        args = build_args(
-            p.RenderArgs, engine=engine, resolution=resolution, samples=samples,
-            views=views or ["camera"],
-        )  # fmt: skip
-        result = await self.call_engine("render", args, p.RenderResult, timeout=self.render_timeout)
-        pngs = [base64.b64decode(view.png_base64) for view in result.images]
-        warnings = [
-            w
-            for v, png in zip(result.images, pngs, strict=True)
-            if (w := _blank_warning(v.view, png))
-        ]
-        summary = RenderSummary(
-            engine=result.engine,
-            resolution=(result.width, result.height),
-            samples=samples,
-            views=[v.view for v in result.images],
-            seconds_per_view=[v.seconds for v in result.images],
-            warnings=warnings,
-        )
-        notice = self.connection.take_notice()
-        lead: list[str | Image | TextPart] = [f"Note: {notice}."] if notice else []
-        return [*lead, summary.model_dump_json(), *(Image(png) for png in pngs)]
 
     @tool
     async def execute_python(self, code: str) -> object:
