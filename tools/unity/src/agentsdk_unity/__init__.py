@@ -1,19 +1,34 @@
 """agentsdk-unity: drive a live Unity Editor through the agentsdk bridge package."""
 
 from .bridge import UnityBridge
-from .csharp import CSharpCheck, CSharpCompilerMissingError, CSharpDiagnostic, check_csharp
-from .errors import BridgeAuthError, BridgeUnavailableError, UnityBridgeError
+from .csharp import (
+    UNITY_LANGUAGE_VERSION,
+    CSharpCheck,
+    CSharpCompilerMissingError,
+    CSharpDiagnostic,
+    NewerSyntax,
+    check_csharp,
+)
+from .errors import (
+    BridgeAuthError,
+    BridgeTooManyConnectionsError,
+    BridgeUnavailableError,
+    UnityBridgeError,
+)
 from .settings import BridgeSettings, BridgeStatus
 from .toolkit import ScriptWriteReport, UnityToolkit
 
 __all__ = [
+    "UNITY_LANGUAGE_VERSION",
     "BridgeAuthError",
     "BridgeSettings",
     "BridgeStatus",
+    "BridgeTooManyConnectionsError",
     "BridgeUnavailableError",
     "CSharpCheck",
     "CSharpCompilerMissingError",
     "CSharpDiagnostic",
+    "NewerSyntax",
     "ScriptWriteReport",
     "UnityBridge",
     "UnityBridgeError",
