@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,7 +16,7 @@ from agentsdk import Agent, ToolCallPart
 
 @pytest.fixture
 async def toolkit(engine: GodotEngine) -> AsyncIterator[GodotToolkit]:
-    async with GodotToolkit(engine=GodotEngine()) as tk:
+    async with GodotToolkit(engine=GodotEngine(renderer="GLES2"), groups="all") as tk:
         yield tk
 
 
@@ -25,7 +26,7 @@ async def call(tk: GodotToolkit, tool_name: str, /, **arguments: object):  # typ
 
 
 def test_tool_names() -> None:
-    names = {t.name for t in GodotToolkit().tools()}
+    names = {t.name for t in GodotToolkit(groups="all").tools()}
     assert {
         "create_scene",
         "add_node",
@@ -174,6 +175,14 @@ async def test_screenshot_and_live_game_tools(toolkit: GodotToolkit) -> None:
     assert not shot.is_error and "blank" not in shot.text
     [image] = shot.images
     assert PILImage.open(io.BytesIO(image.data)).size == (96, 96)
+    # the report: the box fills the middle of the frame (a unit cube 4 units away)
+    assert "1 of 1 objects visible" in shot.text and "Box: " in shot.text, shot.text
+    first, second = (re.search(r"saved as (\S+)", r.text).group(1) for r in (empty, shot))  # type: ignore[union-attr]
+    compared = await call(toolkit, "compare_screenshots", first=first, second=second)
+    assert not compared.is_error and "similarity (SSIM)" in compared.text
+    assert "Box: new, visible" in compared.text and "the frame is no longer blank" in compared.text
+    unknown = await call(toolkit, "compare_screenshots", first="nope.png", second=second)
+    assert unknown.is_error and "no picture 'nope.png'" in unknown.text
 
     live = await call(toolkit, "game_tree")
     assert not live.is_error and "Box (MeshInstance)" in live.text
@@ -186,6 +195,9 @@ async def test_screenshot_and_live_game_tools(toolkit: GodotToolkit) -> None:
     frame = await call(toolkit, "game_screenshot")
     assert not frame.is_error and len(frame.images) == 1
     assert "blank" not in frame.text  # the lit box is in the live frame
+    assert "1 of 1 objects visible" in frame.text and "Box: " in frame.text, frame.text
+    # the game runs on after the passes, with its materials back
+    assert "material_override" not in (await call(toolkit, "game_tree")).text
     pid = toolkit._game.pid if toolkit._game else None
     assert pid is not None
     await toolkit.close()
@@ -256,3 +268,50 @@ async def test_toolkit_found_by_entry_point_name() -> None:
     [tool_message] = [m for m in result.messages if m.role == "tool"]
     [part] = tool_message.parts
     assert not part.is_error and '"scene":"res://a.tscn"' in part.parts[0].text  # type: ignore[union-attr]
+
+
+def test_tool_groups_core_by_default() -> None:
+    core = [t.name for t in GodotToolkit().tools()]
+    assert core == [
+        "create_scene",
+        "add_node",
+        "set_property",
+        "remove_node",
+        "write_script",
+        "attach_script",
+        "scene_tree",
+        "run_project",
+        "screenshot",
+    ]
+    checked = [t.name for t in GodotToolkit(groups=["core", "check"]).tools()]
+    assert checked[len(core) :] == [
+        "measure",
+        "assert_in_frame",
+        "assert_rests_on",
+        "assert_overlap",
+        "assert_distance",
+        "compare_screenshots",
+    ]
+    assert len(GodotToolkit(groups="all").tools()) == 21
+    with pytest.raises(ValueError, match="unknown tool group 'physics'; groups: core, check"):
+        GodotToolkit(groups=["physics"])
+
+
+@pytest.mark.anyio
+async def test_reset_gives_a_fresh_empty_project(engine: GodotEngine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    async with GodotToolkit(engine=engine) as toolkit:
+        await call(toolkit, "create_scene", path="res://main.tscn")
+        saves = engine.user_data_dir / "xdg_data_home" / "godot" / "app_userdata" / "x"
+        saves.mkdir(parents=True)
+        (saves / "save.dat").write_text("progress")
+        folder = toolkit.project.path
+        await toolkit.reset()
+        assert toolkit.project.path == folder and toolkit.project.scenes() == []
+        assert toolkit.project.main_scene is None and not saves.exists()
+        created = await call(toolkit, "create_scene", path="res://level.tscn")
+        assert not created.is_error and toolkit.project.main_scene == "res://level.tscn"
+    mine = tmp_path / "mine"
+    async with GodotToolkit(mine, engine=engine) as toolkit:
+        await call(toolkit, "create_scene", path="res://keep.tscn")
+        await toolkit.reset()
+        assert (mine / "keep.tscn").exists()  # a folder you gave is never emptied

@@ -6,6 +6,7 @@ command line and file format (see README).
 
 from agentsdk_godot.bridge import PROTOCOL_VERSION, BridgeError, GameSession, Handshake
 from agentsdk_godot.diagnostics import Diagnostic, StackFrame, parse_diagnostics
+from agentsdk_godot.display import DisplayError, VirtualDisplay
 from agentsdk_godot.engine import (
     EngineRun,
     GodotEngine,
@@ -14,6 +15,7 @@ from agentsdk_godot.engine import (
     ImportReport,
     NodeInfo,
 )
+from agentsdk_godot.measure import NodeBounds, SceneMeasurements, ViewInfo
 from agentsdk_godot.project import GodotProject, ProjectPathError
 from agentsdk_godot.reports import RunReport, SceneChange, ScriptCheck, blank_frame
 from agentsdk_godot.resource_text import ResourceText, Section, parse_resource_text
@@ -24,7 +26,7 @@ from agentsdk_godot.scene import (
     SceneFile,
     SubResourceEntry,
 )
-from agentsdk_godot.toolkit import GodotToolkit
+from agentsdk_godot.toolkit import TOOL_GROUPS, GodotToolkit, Look
 from agentsdk_godot.variant import (
     Constructor,
     ExtResource,
@@ -37,12 +39,15 @@ from agentsdk_godot.variant import (
     parse_variant,
 )
 from agentsdk_godot.versions import GodotDialect, GodotVersion, dialect_for, parse_version
+from agentsdk_godot.visibility import read_report
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "TOOL_GROUPS",
     "BridgeError",
     "Constructor",
     "Diagnostic",
+    "DisplayError",
     "EngineRun",
     "ExtResource",
     "ExtResourceEntry",
@@ -57,6 +62,8 @@ __all__ = [
     "Handshake",
     "HarnessJob",
     "ImportReport",
+    "Look",
+    "NodeBounds",
     "NodeEntry",
     "NodeInfo",
     "ProjectPathError",
@@ -65,6 +72,7 @@ __all__ = [
     "SceneChange",
     "SceneError",
     "SceneFile",
+    "SceneMeasurements",
     "ScriptCheck",
     "Section",
     "StackFrame",
@@ -73,6 +81,8 @@ __all__ = [
     "SubResourceEntry",
     "Variant",
     "VariantSyntaxError",
+    "ViewInfo",
+    "VirtualDisplay",
     "blank_frame",
     "dialect_for",
     "format_variant",
@@ -80,4 +90,5 @@ __all__ = [
     "parse_resource_text",
     "parse_variant",
     "parse_version",
+    "read_report",
 ]

@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 from agentsdk.sandbox import ManagedProcess, start_process
+from agentsdk.vision import VisibilityReport
 from pydantic import BaseModel
 
 from agentsdk_godot.diagnostics import Diagnostic, parse_diagnostics
@@ -31,6 +32,7 @@ from agentsdk_godot.display import VirtualDisplay
 from agentsdk_godot.engine import GodotEngine, NodeInfo
 from agentsdk_godot.project import GodotProject
 from agentsdk_godot.variant import Variant, parse_variant
+from agentsdk_godot.visibility import read_report
 
 __all__ = ["PROTOCOL_VERSION", "BridgeError", "GameSession", "Handshake"]
 
@@ -93,6 +95,8 @@ class _OutputPump:
 
     def _answer(self, prompts: int) -> None:
         stdin = self.proc.popen.stdin
+        if stdin is None:
+            return
         for _ in range(prompts):
             # alternate "bt" (print the stack) and "c" (continue) at each debugger prompt
             line = b"bt\n" if self._prompts % 2 == 0 else b"c\n"
@@ -264,7 +268,7 @@ class GameSession:
 
     def _connect(self) -> socket.socket:
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
-        sock.settimeout(15)
+        sock.settimeout(60)  # a screenshot with its passes takes a few frames
         return sock
 
     async def close(self) -> None:
@@ -336,6 +340,24 @@ class GameSession:
         file = self._shots / f"shot_{self._next_id + 1}.png"
         await self.request("screenshot", file=str(file))
         return file.read_bytes()
+
+    async def look(self, alone_limit: int = 32) -> tuple[bytes, VisibilityReport]:
+        """The current frame and its visibility report (the game is paused for the few frames
+        the object-ID passes take, then resumes)."""
+        folder = self._shots / f"look_{self._next_id + 1}"
+        folder.mkdir()
+        try:
+            file = folder / "beauty.png"
+            await self.request(
+                "screenshot",
+                file=str(file),
+                report=True,
+                report_dir=str(folder),
+                alone_limit=alone_limit,
+            )
+            return file.read_bytes(), read_report(folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def output(self) -> str:
         """What the game printed (stdout and stderr as they arrived; the last ~2 MB)."""

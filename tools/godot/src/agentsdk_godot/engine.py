@@ -10,13 +10,16 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from agentsdk.sandbox import ProcessResult, run_process, start_process
+from agentsdk.vision import VisibilityReport
 from pydantic import BaseModel, Field
 
 from agentsdk_godot.diagnostics import Diagnostic, parse_diagnostics
 from agentsdk_godot.display import VirtualDisplay
 from agentsdk_godot.versions import GodotDialect, GodotVersion, dialect_for, parse_version
+from agentsdk_godot.visibility import read_report
 
 __all__ = [
     "EngineRun",
@@ -72,6 +75,13 @@ class HarnessJob(BaseModel):
     capture_dir: str = ""
     tree_out: str = ""
     tree_depth: int = 32
+    report_frame: int = Field(0, description="frame whose picture gets a visibility report")
+    report_dir: str = ""
+    report_scale: int = Field(3, description="odd: the passes cover this many frames across")
+    alone_limit: int = Field(32, description="objects rendered alone (occlusion, cut-off)")
+    measure_out: str = Field("", description="write world bounds and projections here")
+    view_width: int = 0
+    view_height: int = 0
 
 
 class EngineRun(BaseModel):
@@ -93,6 +103,9 @@ class EngineRun(BaseModel):
         default_factory=list, description="PNG bytes of the captured frames, in frame order"
     )
     display: int | None = Field(None, description="X display number of a windowed run")
+    report: VisibilityReport | None = None
+    report_image: bytes | None = Field(None, description="the picture the report describes")
+    measurements: dict[str, Any] | None = None
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -110,8 +123,11 @@ class GodotEngine:
         *,
         isolate_user_data: bool = True,
         temp_dir: str | Path | None = None,
+        renderer: str | None = None,
     ):
-        """`temp_dir`: where runs keep their scratch folders (default: the system's)."""
+        """`temp_dir`: where runs keep their scratch folders (default: the system's).
+        `renderer`: the windowed runs' renderer (Godot 3: "GLES2" or "GLES3"; default: the
+        project's own setting)."""
         found = server or os.environ.get("GODOT_BIN") or _which(_SERVER_NAMES)
         self.runner = runner or os.environ.get("GODOT_RUNNER_BIN") or _which(_RUNNER_NAMES)
         if not found:
@@ -122,6 +138,7 @@ class GodotEngine:
         self.server: str = found
         self._version: GodotVersion | None = None
         self.temp_dir = Path(temp_dir) if temp_dir is not None else None
+        self.renderer = renderer
         self._home = Path(tempfile.mkdtemp(prefix="agentsdk-godot-home-", dir=self.temp_dir))
         self.isolate_user_data = isolate_user_data
 
@@ -153,6 +170,12 @@ class GodotEngine:
         """The private folder that holds `user://` and editor settings while the engine lives."""
         return self._home
 
+    def clear_user_data(self) -> None:
+        """Empty the private user-data folder (`user://` saves, editor settings) between tasks."""
+        if self.isolate_user_data:
+            for child in self._home.iterdir():
+                shutil.rmtree(child, ignore_errors=True)
+
     def close(self) -> None:
         """Remove the private user-data folder."""
         shutil.rmtree(self._home, ignore_errors=True)
@@ -179,13 +202,22 @@ class GodotEngine:
                 job = job.model_copy(update={"capture_dir": str(work)})
             if not job.tree_out:
                 job = job.model_copy(update={"tree_out": str(work / "tree.json")})
+            if job.report_frame and not job.report_dir:
+                (work / "report").mkdir()
+                job = job.model_copy(update={"report_dir": str(work / "report")})
             job_file = work / "job.json"
             job_file.write_text(job.model_dump_json(), encoding="utf-8")
             env = self.env({"AGENTSDK_GODOT_JOB": str(job_file)})
             answers = dialect.debugger_answers()
             if window:
                 argv = dialect.window_argv(
-                    self._runner(), project, script, width, height, debug=True
+                    self._runner(),
+                    project,
+                    script,
+                    width,
+                    height,
+                    debug=True,
+                    renderer=self.renderer,
                 )
                 async with self.display(width, height) as display:
                     env.update(display.env)
@@ -202,9 +234,16 @@ class GodotEngine:
             found = Path(job.capture_dir).glob("frame_*.png") if job.capture_dir else []  # noqa: ASYNC240
             frames = sorted(found, key=lambda p: int(p.stem.split("_")[1]))
             images = [frame.read_bytes() for frame in frames]
+            extra: dict[str, Any] = {"display": number}
+            report_dir = Path(job.report_dir) if job.report_dir else None
+            if report_dir is not None and (report_dir / "report.json").exists():
+                extra["report"] = read_report(report_dir)
+                extra["report_image"] = (report_dir / "beauty.png").read_bytes()
+            if job.measure_out and Path(job.measure_out).exists():  # noqa: ASYNC240
+                extra["measurements"] = json.loads(Path(job.measure_out).read_text())  # noqa: ASYNC240
             # frames stay on disk only in a folder the caller chose
             kept = [str(f) for f in frames] if job.capture_dir != str(work) else []
-        return _engine_run(result, tree, kept, images).model_copy(update={"display": number})
+        return _engine_run(result, tree, kept, images).model_copy(update=extra)
 
     def _runner(self) -> str:
         if not self.runner:

@@ -59,9 +59,12 @@ class Godot3Dialect(GodotDialect):
         height: int,
         *,
         debug: bool,
+        renderer: str | None = None,
     ) -> list[str]:
         argv = [binary, "--path", str(project), "--resolution", f"{width}x{height}"]
         argv += ["--audio-driver", "Dummy", *(["-d"] if debug else [])]
+        if renderer:  # "GLES2" or "GLES3"; default: the project's rendering/quality/driver
+            argv += ["--video-driver", renderer]
         return [*argv, "-s", str(script)] if script else argv
 
     def game_argv(self, binary: str, project: Path, *, debug: bool) -> list[str]:

@@ -62,9 +62,12 @@ class Godot4Dialect(GodotDialect):
         height: int,
         *,
         debug: bool,
+        renderer: str | None = None,
     ) -> list[str]:
         argv = [binary, "--path", str(project), "--resolution", f"{width}x{height}"]
         argv += ["--rendering-driver", "opengl3", "--audio-driver", "Dummy"]
+        if renderer:  # "gl_compatibility", "forward_plus" or "mobile"
+            argv += ["--rendering-method", renderer]
         argv += ["--debug"] if debug else []
         return [*argv, "--script", str(script)] if script else argv
 

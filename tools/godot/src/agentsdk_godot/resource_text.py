@@ -145,7 +145,10 @@ def same_value(a: Variant, b: Variant) -> bool:
     if isinstance(a, Constructor) and isinstance(b, Constructor):
         return a.name == b.name and same_value(list(a.args), list(b.args))
     if isinstance(a, GodotObject) and isinstance(b, GodotObject):
-        return a.type == b.type and same_value(a.properties, b.properties)
+        props: tuple[dict[str, Variant], dict[str, Variant]] = (a.properties, b.properties)
+        return list(props[0]) == list(props[1]) and all(
+            same_value(props[0][k], props[1][k]) for k in props[0]
+        )
     return bool(a == b)
 
 

@@ -75,8 +75,9 @@ class GodotDialect(ABC):
         height: int,
         *,
         debug: bool,
+        renderer: str | None = None,
     ) -> list[str]:
-        """Run with a window (screenshots); the caller wraps it in a virtual display."""
+        """Run with a window (screenshots) on a virtual display; `renderer` overrides the project's."""
 
     @abstractmethod
     def game_argv(self, binary: str, project: Path, *, debug: bool) -> list[str]:

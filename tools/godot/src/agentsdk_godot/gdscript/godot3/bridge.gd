@@ -15,6 +15,7 @@ var _server = TCP_Server.new()
 var _token = ""
 var _hello_ms = 5000
 var _clients = []
+var _looking = null  # a screenshot whose visibility passes are being rendered
 
 
 func _ready():
@@ -42,6 +43,8 @@ func _process(_delta):
 			peer.disconnect_from_host()
 			continue
 		_clients.append({"peer": peer, "authed": false, "buffer": PoolByteArray(), "since": now})
+	if _looking != null:
+		_advance_look()
 	for client in _clients.duplicate():
 		if not client["authed"] and now - client["since"] > _hello_ms:
 			_drop(client)
@@ -102,8 +105,12 @@ func _pump(client):
 			if not client["authed"]:
 				return
 			continue
-		var reply = _handle(parsed.result)
-		reply["id"] = parsed.result.get("id")
+		var request = parsed.result
+		if request.get("op") == "screenshot" and bool(request.get("report", false)):
+			_start_look(peer, request)  # answered when its passes are done
+			continue
+		var reply = _handle(request)
+		reply["id"] = request.get("id")
 		_send(peer, reply)
 
 
@@ -137,6 +144,38 @@ func _send(peer, message):
 	var body = to_json(message).to_utf8()
 	peer.put_u32(body.size())
 	peer.put_data(body)
+
+
+func _start_look(peer, request):
+	if _looking != null:
+		_send(peer, {"ok": false, "error": "a screenshot is being taken", "id": request.get("id")})
+		return
+	if get_viewport().get_texture().get_data() == null:
+		_send(peer, {"ok": false, "error": "no frame: the game runs without rendering (headless)", "id": request.get("id")})
+		return
+	# freeze the game so the picture and its passes show the same moment
+	_looking = {"peer": peer, "request": request, "state": 0, "was_paused": get_tree().paused}
+	get_tree().paused = true
+
+
+func _advance_look():
+	var look = _looking
+	var request = look["request"]
+	if look["state"] == 0:
+		var image = get_viewport().get_texture().get_data()
+		image.flip_y()
+		image.save_png(str(request.get("file", "")))
+		var job = {"report_dir": str(request.get("report_dir", "")), "alone_limit": int(request.get("alone_limit", 32))}
+		look["vision"] = HARNESS.VisionPass.new(get_tree().current_scene, get_tree().root, job)
+		look["vision"].start()
+		look["state"] = 1
+		return
+	if not look["vision"].advance():
+		return
+	get_tree().paused = look["was_paused"]
+	_looking = null
+	if look["peer"].get_status() == StreamPeerTCP.STATUS_CONNECTED:
+		_send(look["peer"], {"ok": true, "result": request.get("file"), "id": request.get("id")})
 
 
 func _node(path):

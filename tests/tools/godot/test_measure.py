@@ -1,0 +1,126 @@
+"""Measure and assert tools on scenes whose answers are known in closed form (real Godot 3,
+headless): bounds of rotated and scaled meshes, contact, overlap, distance, framing."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator
+
+import pytest
+from agentsdk_godot import Constructor, GodotEngine, GodotToolkit
+
+pytestmark = pytest.mark.anyio
+
+
+def vec(*v: float) -> Constructor:
+    return Constructor("Vector3", v)
+
+
+def rotation_y(degrees: float, origin: tuple[float, float, float]) -> Constructor:
+    c, s = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
+    # Godot's Transform literal: basis rows (x.x, y.x, z.x, x.y, y.y, z.y, x.z, y.z, z.z), origin
+    return Constructor("Transform", (c, 0, s, 0, 1, 0, -s, 0, c, *origin))
+
+
+@pytest.fixture
+async def toolkit(engine: GodotEngine) -> AsyncIterator[GodotToolkit]:
+    async with GodotToolkit(engine=engine, groups=["core", "check"]) as tk:
+        scene = tk.project.new_scene("Main", "Spatial")
+
+        def mesh(name: str, kind: str, **props: object) -> None:
+            node = scene.add_node(name, "MeshInstance")
+            resource = {k: v for k, v in props.items() if k in ("size", "radius", "height")}
+            node.properties["mesh"] = scene.add_sub_resource(kind, resource)  # type: ignore[arg-type]
+            node.properties.update(
+                {k: v for k, v in props.items() if k not in resource}  # type: ignore[misc]
+            )
+
+        mesh("Floor", "CubeMesh", size=vec(10, 0.2, 10))  # top at y = 0.1
+        mesh("Crate", "CubeMesh", size=vec(1, 1, 1), translation=vec(0, 0.6, 0))  # on the floor
+        mesh("Ball", "SphereMesh", radius=0.5, height=1.0, translation=vec(3, 0.7, 0))  # floats
+        mesh("Turned", "CubeMesh", size=vec(1, 1, 1), transform=rotation_y(45, (-3, 0.6, 0)))
+        mesh("A", "CubeMesh", size=vec(1, 1, 1), translation=vec(0, 3, 0))
+        mesh("B", "CubeMesh", size=vec(1, 1, 1), translation=vec(0.5, 3, 0))
+        mesh("FarRight", "CubeMesh", translation=vec(40, 1, 0))
+        mesh("Behind", "CubeMesh", translation=vec(0, 1, 20))
+        group = scene.add_node("Group", "Spatial")
+        group.properties["translation"] = vec(0, 0, -4)
+        scene.add_node("Part", "MeshInstance", "Group").properties["mesh"] = scene.add_sub_resource(
+            "CubeMesh", {"size": vec(2, 2, 2)}
+        )
+        scene.add_node("Cam", "Camera").properties["translation"] = vec(0, 2, 12)
+        tk.project.write_scene("res://main.tscn", scene)
+        tk.project.main_scene = "res://main.tscn"
+        yield tk
+
+
+async def test_bounds_contact_overlap_distance_in_closed_form(toolkit: GodotToolkit) -> None:
+    m = await toolkit.measurements("res://main.tscn")
+    floor, crate = m.node("Floor"), m.node("Crate")
+    assert floor.max is not None and abs(floor.max[1] - 0.1) < 1e-5
+    assert crate.size == pytest.approx((1, 1, 1), abs=1e-5)
+    turned = m.node("Turned")  # a unit cube turned 45 degrees: sqrt(2) across in x and z
+    assert turned.size == pytest.approx((math.sqrt(2), 1, math.sqrt(2)), abs=1e-4)
+    assert m.node("Group").size == pytest.approx((2, 2, 2), abs=1e-5)  # from its child
+    assert m.node("Group").centre == pytest.approx((0, 0, -4), abs=1e-5)
+
+    on = m.rests_on("Crate", "Floor")
+    assert on.passed and abs(float(on.measured["gap"])) < 1e-4
+    floating = m.rests_on("Ball", "Floor")
+    assert not floating.passed and float(floating.measured["gap"]) == pytest.approx(0.1, abs=1e-3)
+    assert "floats 0.100 above Floor" in floating.message
+    overlap = m.overlap("A", "B", expected=True)
+    assert overlap.passed and float(overlap.measured["volume"]) == pytest.approx(0.5, abs=1e-4)
+    assert not m.overlap("A", "B").passed and m.overlap("Crate", "Ball").passed
+    apart = m.distance("Crate", "Ball", maximum=2.0)
+    assert float(apart.measured["centre_distance"]) == pytest.approx(math.hypot(3, 0.1), abs=1e-3)
+    # the sphere's bounds are those of its mesh's vertices (64 segments): within 1e-3 of r
+    assert float(apart.measured["gap"]) == pytest.approx(2.0, abs=1e-3) and not apart.passed
+
+
+async def test_in_frame_against_our_own_projection(toolkit: GodotToolkit) -> None:
+    m = await toolkit.measurements("res://main.tscn", width=400, height=300)
+    assert m.view.camera == "Cam" and (m.view.width, m.view.height) == (400, 300)
+    # the camera at (0, 2, 12) looks down -z with Godot's default fov of 70 degrees (vertical)
+    half = math.tan(math.radians(35))
+    crate = m.node("Crate")
+    for (x, y), corner in zip(
+        crate.screen,
+        [(i & 1, (i >> 1) & 1, (i >> 2) & 1) for i in range(8)],
+        strict=True,
+    ):
+        wx, wy, wz = (-0.5 + corner[0], 0.1 + corner[1], -0.5 + corner[2])
+        depth = 12 - wz
+        expected_x = (wx / (depth * half * 400 / 300) + 1) / 2 * 400
+        expected_y = (1 - (wy - 2) / (depth * half)) / 2 * 300
+        assert (x, y) == pytest.approx((expected_x, expected_y), abs=0.01)
+    assert m.in_frame("Crate").passed
+    right = m.in_frame("FarRight")
+    assert not right.passed and "right" in right.message
+    behind = m.in_frame("Behind")
+    assert not behind.passed and behind.message == "Behind is behind the camera"
+
+
+async def test_the_tools_say_what_to_fix(toolkit: GodotToolkit) -> None:
+    async def call(name: str, **args: object):  # type: ignore[no-untyped-def]
+        [found] = [t for t in toolkit.tools() if t.name == name]
+        return await found.call(dict(args))
+
+    text = (await call("measure", nodes=["Crate", "Turned"])).text
+    assert (
+        "Crate: size (1, 1, 1), centre (0, 0.6, 0)" in text
+        and "Turned: size (1.41, 1, 1.41)" in text
+    )
+    ball = await call("assert_rests_on", node="Ball", support="Floor")
+    verdict = json.loads(ball.text)
+    assert (
+        not ball.is_error
+        and verdict["passed"] is False
+        and "lower it by 0.100" in verdict["message"]
+    )
+    missing = await call("assert_in_frame", node="Crane")
+    assert missing.is_error and "no node 'Crane'" in missing.text and "Crate" in missing.text
+    nothing = await call("assert_overlap", a="Cam", b="Crate")
+    assert nothing.is_error and "Cam (Camera) draws nothing" in nothing.text
+    assert json.loads((await call("assert_in_frame", node="Main/Crate")).text)["passed"] is True

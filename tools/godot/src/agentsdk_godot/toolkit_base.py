@@ -1,0 +1,265 @@
+"""What the Godot tool groups share: the project, the engine, tool groups, where pictures go,
+and the engine runs behind the tools (headless runs, screenshots with reports, measurements)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from agentsdk.vision import VisibilityReport
+
+from agentsdk import Tool, ToolContext, ToolError, Toolkit
+from agentsdk_godot.bridge import GameSession
+from agentsdk_godot.engine import EngineRun, GodotEngine, HarnessJob
+from agentsdk_godot.measure import SceneMeasurements
+from agentsdk_godot.project import GodotProject, ProjectPathError
+from agentsdk_godot.reports import SceneChange, problems
+from agentsdk_godot.scene import SceneError, SceneFile
+from agentsdk_godot.variant import VariantSyntaxError
+
+__all__ = ["TOOL_GROUPS", "GodotToolkitBase", "Look"]
+
+TOOL_GROUPS: dict[str, tuple[str, ...]] = {
+    "core": (
+        "create_scene",
+        "add_node",
+        "set_property",
+        "remove_node",
+        "write_script",
+        "attach_script",
+        "scene_tree",
+        "run_project",
+        "screenshot",
+    ),
+    "check": (
+        "measure",
+        "assert_in_frame",
+        "assert_rests_on",
+        "assert_overlap",
+        "assert_distance",
+        "compare_screenshots",
+    ),
+    "assets": ("import_asset",),
+    "live": ("game_tree", "game_set", "game_input", "game_screenshot", "game_stop"),
+}
+"""Tool groups: ``core`` is on by default; the others are opt-in (``groups=[...]`` or ``"all"``)."""
+
+
+def check_groups(groups: Sequence[str] | str) -> tuple[str, ...]:
+    """Expand ``all`` and refuse unknown group names with the list of known ones."""
+    chosen: list[str] = []
+    for group in [groups] if isinstance(groups, str) else groups:
+        for name in list(TOOL_GROUPS) if group == "all" else [group]:
+            if name not in TOOL_GROUPS:
+                raise ValueError(
+                    f"unknown tool group {group!r}; groups: {', '.join(TOOL_GROUPS)}, all"
+                )
+            if name not in chosen:
+                chosen.append(name)
+    return tuple(chosen)
+
+
+class Look:
+    """A screenshot and what it shows."""
+
+    def __init__(self, png: bytes, report: VisibilityReport, run: EngineRun):
+        self.png = png
+        self.report = report
+        self.run = run
+
+
+class GodotToolkitBase(Toolkit):
+    """Shared state of the Godot tool groups (see ``GodotToolkit``)."""
+
+    name = "godot"
+    groups_available: ClassVar[dict[str, tuple[str, ...]]] = TOOL_GROUPS
+
+    def __init__(
+        self,
+        project_dir: str | Path | None = None,
+        *,
+        engine: GodotEngine | None = None,
+        groups: Sequence[str] | str = ("core",),
+        run_timeout: float = 60.0,
+        output_dir: str | Path | None = None,
+        renderer: str | None = "GLES2",
+        prefix: str | None = None,
+    ):
+        super().__init__(prefix=prefix)
+        self.groups = check_groups(groups)
+        self._project_dir = Path(project_dir) if project_dir else None
+        self._engine = engine
+        self._owns_engine = engine is None
+        self._temp: Path | None = None
+        self._project: GodotProject | None = None
+        self._game: GameSession | None = None
+        self._scratch: Path | None = None
+        self._shots = 0
+        self._reports: dict[Path, VisibilityReport] = {}
+        self.run_timeout = run_timeout
+        self.output_dir = Path(output_dir) if output_dir is not None else None
+        self.renderer = renderer
+
+    def tools(self) -> list[Tool]:
+        """The tools of the chosen groups, in group order."""
+        by_name = {
+            t.name.removeprefix(f"{self.prefix}_") if self.prefix else t.name: t
+            for t in super().tools()
+        }
+        return [by_name[name] for group in self.groups for name in TOOL_GROUPS[group]]
+
+    # ---------- lifecycle
+
+    async def start(self) -> None:
+        """Find Godot and open (or create) the project."""
+        if self._engine is None:
+            self._engine = GodotEngine(renderer=self.renderer)
+        major = (await self._engine.version()).major
+        if self._project_dir is None or self._temp is not None:
+            self._temp = Path(tempfile.mkdtemp(prefix="agentsdk-godot-project-"))
+            self._project_dir = self._temp
+        self._project = GodotProject.create(self._project_dir, major=major)
+
+    async def close(self) -> None:
+        """Stop a running game, restore the project, remove temporary folders. Idempotent."""
+        await self._stop_game()
+        if self._temp is not None:
+            shutil.rmtree(self._temp, ignore_errors=True)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+        if self._engine is not None and self._owns_engine:
+            self._engine.close()
+            self._engine = None
+
+    async def reset(self) -> None:
+        """A fresh, empty project with the same engine: stops the game, forgets screenshots
+        and the engine's user data; a temporary project is replaced by an empty one (a project
+        folder you gave is kept as it is: its files are never deleted)."""
+        await self._stop_game()
+        self._reports.clear()
+        self._shots = 0
+        if self._engine is not None:
+            self._engine.clear_user_data()
+        if self._temp is not None:
+            shutil.rmtree(self._temp, ignore_errors=True)
+            self._temp.mkdir(parents=True)
+            assert self._engine is not None
+            major = (await self._engine.version()).major
+            self._project = GodotProject.create(self._temp, major=major)
+
+    async def _stop_game(self) -> None:
+        if self._game is not None:
+            await self._game.close()
+            self._game = None
+
+    @property
+    def project(self) -> GodotProject:
+        """The project the tools work on (after start)."""
+        if self._project is None:
+            raise RuntimeError("GodotToolkit is not started: use `async with GodotToolkit()`")
+        return self._project
+
+    @property
+    def engine(self) -> GodotEngine:
+        """The engine used for runs (after start)."""
+        if self._engine is None:
+            raise RuntimeError("GodotToolkit is not started: use `async with GodotToolkit()`")
+        return self._engine
+
+    # ---------- scene files
+
+    def _scene(self, path: str) -> SceneFile:
+        try:
+            return self.project.read_scene(path)
+        except (ProjectPathError, SceneError, VariantSyntaxError) as err:
+            raise ToolError(str(err)) from None
+
+    def _save(self, path: str, scene: SceneFile, node: str, detail: str) -> SceneChange:
+        saved = self.project.write_scene(path, scene)
+        return SceneChange(
+            scene=saved, node=node, detail=detail, nodes=[n.path for n in scene.nodes]
+        )
+
+    def _scene_or_main(self, scene: str | None) -> str:
+        chosen = scene or self.project.main_scene
+        if not chosen:
+            raise ToolError("no scene given and the project has no main scene: create one first")
+        if not self.project.file(chosen).exists():
+            raise ToolError(f"{chosen} does not exist (scenes: {', '.join(self.project.scenes())})")
+        return chosen
+
+    # ---------- engine runs (also the Python API verifiers use)
+
+    async def _run(
+        self,
+        job: HarnessJob,
+        *,
+        timeout: float,
+        window: bool = False,
+        width: int = 512,
+        height: int = 512,
+    ) -> EngineRun:
+        return await self.engine.run_harness(
+            self.project.path, job, timeout=timeout, window=window, width=width, height=height
+        )
+
+    async def look(
+        self, scene: str | None = None, frames: int = 10, width: int = 512, height: int = 512
+    ) -> Look:
+        """Render `scene` at `frames` and measure what the picture shows (a `Look`)."""
+        chosen = self._scene_or_main(scene)
+        if not (16 <= width <= 4096 and 16 <= height <= 4096):
+            raise ToolError(f"width and height must be 16..4096 pixels, not {width}x{height}")
+        frames = max(1, frames)
+        job = HarnessJob(scene=chosen, frames=frames, report_frame=frames)
+        run = await self._run(
+            job, timeout=self.run_timeout, window=True, width=width, height=height
+        )
+        if run.report is None or run.report_image is None:
+            raise ToolError("no frame was captured:\n" + problems(run))
+        return Look(run.report_image, run.report, run)
+
+    async def measurements(
+        self, scene: str | None = None, width: int = 512, height: int = 512, frames: int = 1
+    ) -> SceneMeasurements:
+        """World bounds of every node after `frames` frames, and the camera's view at that size."""
+        chosen = self._scene_or_main(scene)
+        with tempfile.TemporaryDirectory(prefix="agentsdk-godot-measure-") as tmp:
+            job = HarnessJob(
+                scene=chosen,
+                frames=max(1, frames),
+                measure_out=str(Path(tmp) / "measure.json"),
+                view_width=width,
+                view_height=height,
+            )
+            run = await self._run(job, timeout=self.run_timeout)
+        if run.measurements is None:
+            raise ToolError(f"the engine could not open {chosen}:\n" + problems(run))
+        return SceneMeasurements.from_dump(run.measurements)
+
+    # ---------- where pictures go
+
+    def _keep(self, data: bytes, name: str, ctx: ToolContext | None) -> Path:
+        """Save a picture: `output_dir` if set, else the run's artifacts, else a scratch folder."""
+        self._shots += 1
+        if self.output_dir is None and ctx is not None:
+            return ctx.artifacts.save_bytes(name, data)
+        folder = self.output_dir
+        if folder is None:
+            if self._scratch is None:
+                self._scratch = Path(tempfile.mkdtemp(prefix="agentsdk-godot-shots-"))
+            folder = self._scratch
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{self._shots:03d}-{name}"
+        path.write_bytes(data)
+        return path
+
+    def _picture_folders(self, ctx: ToolContext | None) -> list[Path]:
+        found = [p for p in (self.output_dir, self._scratch) if p is not None]
+        if ctx is not None:
+            found.append(ctx.artifacts.dir)
+        return found

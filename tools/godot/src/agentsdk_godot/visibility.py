@@ -1,0 +1,119 @@
+"""The visibility report of a Godot screenshot, from the passes the harness rendered.
+
+The harness (`VisionPass` in `gdscript/godot3/harness.gd`) freezes the scene after the picture,
+then renders with a copy of the camera into a viewport `scale` times the frame's size (same
+pixel scale, so the frame is its middle): once with every named object in a flat ID colour,
+then each object alone. This module reads those passes and hands them to
+`agentsdk.vision.visibility_report`: the ID pass's middle is the frame's object map; an object's
+alone pass gives the pixels it would cover unoccluded (its middle) and unclipped (all of it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from agentsdk.vision import (
+    ObjectFacts,
+    VisibilityReport,
+    ids_from_colours,
+    load_rgb,
+    visibility_report,
+)
+from numpy.typing import NDArray
+from pydantic import BaseModel
+
+__all__ = ["PassIndex", "read_report"]
+
+
+class PassObject(BaseModel):
+    """One named object of the passes, as the harness listed it."""
+
+    name: str
+    index: int
+    behind_camera: bool = False
+    outside_frustum: bool = False
+    alone: str = ""
+
+
+class PassIndex(BaseModel):
+    """`report.json`: the frame, the scale of the passes, and the objects."""
+
+    width: int
+    height: int
+    scale: int
+    camera: bool
+    objects: list[PassObject]
+
+
+def _sides(mask: NDArray[np.bool_], width: int, height: int, scale: int) -> list[str]:
+    """Where a mask of the big pass reaches past the frame in its middle."""
+    x0, y0 = (scale - 1) // 2 * width, (scale - 1) // 2 * height
+    found = []
+    if mask[:, :x0].any():
+        found.append("left")
+    if mask[:, x0 + width :].any():
+        found.append("right")
+    if mask[:y0, :].any():
+        found.append("top")
+    if mask[y0 + height :, :].any():
+        found.append("bottom")
+    return found
+
+
+def _region_counts(ids: NDArray[np.int32], count: int) -> NDArray[np.int64]:
+    return np.bincount(ids.ravel(), minlength=count + 1)
+
+
+def read_report(folder: Path, view: str = "camera") -> VisibilityReport:
+    """The report of the passes in `folder` (`report.json`, `beauty.png`, `ids.rgb`, `alone_*.l8`)."""
+    index = PassIndex.model_validate(json.loads((folder / "report.json").read_text()))
+    beauty = load_rgb((folder / "beauty.png").read_bytes())
+    width, height, scale = index.width, index.height, index.scale
+    names = {o.index: o.name for o in index.objects}
+    facts: dict[str, ObjectFacts] = {}
+    ids_file = folder / "ids.rgb"
+    if not index.camera or not ids_file.exists():
+        ids = np.zeros((height, width), dtype=np.int32)
+        for o in index.objects:
+            facts[o.name] = ObjectFacts(name=o.name, behind_camera=o.behind_camera)
+        return visibility_report(ids, names, beauty, facts, view=view)
+    big = _raw(ids_file, height * scale, width * scale, 3)
+    big_ids = ids_from_colours(big, len(index.objects))
+    x0, y0 = (scale - 1) // 2 * width, (scale - 1) // 2 * height
+    ids = big_ids[y0 : y0 + height, x0 : x0 + width]
+    count = len(index.objects)
+    visible_anywhere = _region_counts(big_ids, count)
+    outside = {
+        "left": _region_counts(big_ids[:, :x0], count),
+        "right": _region_counts(big_ids[:, x0 + width :], count),
+        "top": _region_counts(big_ids[:y0, :], count),
+        "bottom": _region_counts(big_ids[y0 + height :, :], count),
+    }
+    for o in index.objects:
+        fact: dict[str, Any] = {
+            "name": o.name,
+            "behind_camera": o.behind_camera,
+            "outside_frustum": o.outside_frustum,
+        }
+        if o.alone:
+            mask = _raw(folder / o.alone, height * scale, width * scale, 1)[..., 0] > 0
+            fact["pixels_alone"] = int(mask[y0 : y0 + height, x0 : x0 + width].sum())
+            fact["pixels_unclipped"] = int(mask.sum())
+            fact["cut_sides"] = _sides(mask, width, height, scale)
+        elif visible_anywhere[o.index]:
+            # over the limit of alone passes: what shows of it, in and around the frame
+            fact["pixels_unclipped"] = int(visible_anywhere[o.index])
+            fact["cut_sides"] = [side for side, n in outside.items() if n[o.index]]
+        facts[o.name] = ObjectFacts(**fact)
+    return visibility_report(ids, names, beauty, facts, view=view)
+
+
+def _raw(path: Path, height: int, width: int, channels: int) -> NDArray[np.uint8]:
+    data = np.fromfile(path, dtype=np.uint8)
+    expected = height * width * channels
+    if data.size != expected:
+        raise ValueError(f"{path.name}: {data.size} bytes, expected {width}x{height}x{channels}")
+    return data.reshape(height, width, channels)
