@@ -1,10 +1,13 @@
-"""An agent builds a small three.js scene, looks at the render, fixes what is wrong, and exports it.
+"""An agent builds a small three.js scene and corrects it from what each render's report says.
 
 Runs offline by default: a scripted designer (``FunctionModel``) drives the real
-``ThreeJSToolkit`` (headless Chromium + WebGL). Its first attempt forgets the lights, so the
-frame comes back blank as an error result; it reads the message, adds lights, checks the colour
-in the picture it got back, looks at four views, and exports a GLB. Pass ``--model`` to let a
-real model that accepts images plan instead, e.g. ``--model openai:gpt-4.1``.
+``ThreeJSToolkit`` (headless Chromium + WebGL) and decides **from the text of the tool results
+alone** (never from the pixels), as a model that cannot see would: its first box lands too far
+to the right and the scene has no light, so the visibility report says the frame is flat black
+and then that the box is cut off on the right; it adds lights, frames the box with ``fit_view``, checks that the box
+rests on the floor with ``assert_rests_on``, looks at four views and exports a GLB. Pass
+``--model`` to let a real model plan instead, e.g. ``--model local:default`` or
+``--model openai:gpt-4.1``.
 
     uv run python examples/threejs_scene.py --out /tmp/threejs-demo
 """
@@ -12,77 +15,84 @@ real model that accepts images plan instead, e.g. ``--model openai:gpt-4.1``.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 from pathlib import Path
 
 from agentsdk.testing import FunctionModel
 from agentsdk_threejs import ThreeJSToolkit
-from PIL import Image as PILImage
 
 from agentsdk import Agent, ImagePart, ModelRequest, ToolCallPart
 
-TASK = "Build a red box standing on a grey floor, check the render, show it from four sides, export it."
+TASK = (
+    "Build a red box named box, 1 on each side, standing on a grey floor named floor. Make sure "
+    "it is lit, fully in view and at least 20% of the frame, then export the scene as red_box.glb."
+)
 INSTRUCTIONS = (
-    "You build three.js scenes with the threejs tools. Look at every image you get back and "
-    "fix the scene until it shows what was asked. Finish with a short plain-text answer."
+    "You build three.js scenes with the threejs tools; y is up. Every tool result lists the scene "
+    "and what the camera sees (a visibility report). Fix what the report says is wrong. Finish "
+    "with a short plain-text answer."
 )
 
-FIRST_TRY = """const box = new THREE.Mesh(
-  new THREE.BoxGeometry(1.5, 1.5, 1.5),
-  new THREE.MeshStandardMaterial({ color: 0xff2020 })
-);
-box.name = 'box';
-box.position.y = 0.75;
-const floor = new THREE.Mesh(new THREE.PlaneGeometry(8, 8), new THREE.MeshStandardMaterial({ color: 0x808080 }));
-floor.name = 'floor';
-floor.rotation.x = -Math.PI / 2;
-scene.add(box, floor);
-camera.lookAt(0, 0.75, 0);
-"""
 
-ADD_LIGHTS = """scene.background = new THREE.Color(0xbfd8ff);
-scene.add(new THREE.AmbientLight(0xffffff, 0.6));
-const sun = new THREE.DirectionalLight(0xffffff, 2.5);
-sun.position.set(3, 6, 4);
-scene.add(sun);
-"""
+def box_line(text: str) -> str:
+    """The visibility report's line about the box ("box: 12% at x.. y.., red, cut off ...")."""
+    return next((line for line in text.splitlines() if line.startswith("box: ")), "")
 
 
-def centre_colour(image: ImagePart) -> tuple[int, int, int]:
-    """What the designer "sees": the colour in the middle of the picture."""
-    picture = PILImage.open(io.BytesIO(image.data)).convert("RGB")
-    r, g, b = picture.getpixel((picture.width // 2, picture.height // 2))
-    return int(r), int(g), int(b)
+def coverage(line: str) -> float:
+    """The box's share of the frame from its report line (0 when it is not visible)."""
+    head = line.split(",")[0].removeprefix("box: ").split(" ")[0]
+    return float(head.rstrip("%")) / 100 if head.endswith("%") else 0.0
 
 
 def designer(request: ModelRequest) -> ToolCallPart | str:
-    """The offline stand-in for a model: build, read the error, fix, look, verify, export."""
+    """The offline stand-in for a model: every decision reads the previous tool's text."""
     results = [r for m in request.messages for r in m.tool_results]
     if not results:
-        return ToolCallPart(name="render_scene", arguments={"code": FIRST_TRY, "reset": True})
+        return ToolCallPart(
+            name="add_object",
+            arguments={"name": "floor", "shape": "plane", "size": [8, 8], "color": "grey"},
+        )
     last = results[-1]
-    if last.name == "render_scene" and last.is_error:
-        if "blank" not in last.text:
-            return f"I could not build the scene: {last.text}"
-        return ToolCallPart(name="render_scene", arguments={"code": ADD_LIGHTS})
-    if last.name == "render_scene":
-        images = [part for part in last.parts if isinstance(part, ImagePart)]
-        r, g, b = centre_colour(images[0])
-        if not (r > 120 and r > 2 * g and r > 2 * b):
-            return f"The centre of the picture is rgb({r}, {g}, {b}), not red; giving up."
+    if last.is_error:
+        return f"I could not build the scene: {last.text}"
+    text, box = last.text, box_line(last.text)
+    if last.name == "add_object" and "box (box " not in text:
+        # A first attempt that is off: too far to the right for the default camera.
+        return ToolCallPart(
+            name="add_object",
+            arguments={"name": "box", "size": [1], "color": "red", "position": [3.2, 0.5, -1]},
+        )
+    if "flat black" in text or "Lights: none" in text:
+        return [  # type: ignore[return-value]
+            ToolCallPart(name="add_light", arguments={"kind": "ambient", "intensity": 0.8}),
+            ToolCallPart(name="add_light", arguments={"kind": "directional", "name": "sun"}),
+        ]
+    if last.name in ("add_object", "add_light", "fit_view") and box:
+        if "cut off" in box or coverage(box) < 0.2:
+            return (
+                ToolCallPart(name="fit_view", arguments={"names": ["box", "floor"]})
+                if (last.name != "fit_view")
+                else ToolCallPart(name="fit_view", arguments={"names": ["box"], "margin": 1.3})
+            )
+        return ToolCallPart(name="assert_rests_on", arguments={"name": "box", "on": "floor"})
+    if last.name == "assert_rests_on":
+        verdict = json.loads(text)
+        if not verdict["passed"]:
+            return f"The box does not stand on the floor: {verdict['message']}"
         return ToolCallPart(
             name="render_views", arguments={"views": ["front", "side", "top", "iso"]}
         )
     if last.name == "render_views":
         return ToolCallPart(name="export_glb", arguments={"path": "red_box.glb"})
-    if last.name == "export_glb" and not last.is_error:
-        exported = json.loads(last.text)
+    if last.name == "export_glb":
+        exported = json.loads(text)
         return (
-            "The red box stands on the grey floor and is lit (the first render was blank because "
-            f"the scene had no lights). Exported {exported['meshes_in_file']} meshes to {exported['path']}."
+            "The red box stands on the grey floor, lit and fully in view (the reports said the "
+            "first frames were black and the box was cut off at the right edge). Exported "
+            f"{exported['meshes_in_file']} meshes to {exported['path']}."
         )
-    return f"Something went wrong: {last.text}"
+    return f"Something went wrong: {text}"
 
 
 def build_agent(model: str | None, out: Path) -> Agent:
@@ -90,17 +100,17 @@ def build_agent(model: str | None, out: Path) -> Agent:
     return Agent(
         model=model or FunctionModel(designer, name="scripted-designer"),
         instructions=INSTRUCTIONS,
-        tools=[ThreeJSToolkit(groups="all", timeout=30)],
+        tools=[ThreeJSToolkit(groups=["core", "check", "views", "files"], timeout=30)],
         artifacts_dir=out,
-        max_turns=12,
+        max_turns=14,
     )
 
 
 def main() -> None:
-    """Run the agent once and print what it says, the images it saw, and where files went."""
+    """Run the agent once and print each tool's report, the images it got, and the answer."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--model", help="a model string such as openai:gpt-4.1 (default: offline script)"
+        "--model", help="a model string such as local:default (default: offline script)"
     )
     parser.add_argument(
         "--out", type=Path, default=Path("agentsdk-runs"), help="folder for run artifacts"
@@ -111,6 +121,9 @@ def main() -> None:
     seen = 0
     for message in result.messages:
         for tool_result in message.tool_results:
+            status = "error" if tool_result.is_error else "ok"
+            print(f"== {tool_result.name}: {status}")
+            print(tool_result.text)
             for part in tool_result.parts:
                 if isinstance(part, ImagePart):
                     seen += 1
@@ -119,9 +132,7 @@ def main() -> None:
                     ) / f"seen-{seen}-{tool_result.name}.png"
                     saved.parent.mkdir(parents=True, exist_ok=True)
                     saved.write_bytes(part.data)
-                    print(f"image {seen} from {tool_result.name}: {saved}")
-            status = "error" if tool_result.is_error else "ok"
-            print(f"{tool_result.name}: {status}: {tool_result.text.splitlines()[0][:120]}")
+                    print(f"(image {seen}: {saved})")
     print(result.output)
 
 
