@@ -11,6 +11,7 @@ _SOURCES = (
     "engine.py",
     "engine_errors.py",
     "engine_io.py",
+    "engine_measure.py",
     "engine_render.py",
     "engine_settings.py",
     "engine_state.py",

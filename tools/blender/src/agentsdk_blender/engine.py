@@ -17,7 +17,7 @@ from typing import Any
 import bpy
 from mathutils import Vector
 
-from . import engine_io, engine_render
+from . import engine_io, engine_measure, engine_render
 from .engine_errors import CommandError, ScriptFailed
 from .engine_state import SavedScene, SceneSnapshot
 from .framing import PROTOCOL_VERSION
@@ -327,6 +327,9 @@ COMMANDS: dict[str, tuple[Handler, bool]] = {
     "convert_asset": (convert_asset, False),  # restores the scene itself, success or not
     "render": (engine_render.render, False),  # puts every setting back itself
     "fit_view": (engine_render.fit_view, True),
+    "measure": (engine_measure.measure, False),
+    "intersect": (engine_measure.intersect, False),
+    "frame_check": (engine_measure.frame_check, False),
     "execute_python": (engine_io.execute_python, True),
 }
 

@@ -32,6 +32,8 @@ JSON = dict[str, Any]
 GEOMETRY = {"MESH", "CURVE", "SURFACE", "FONT", "META", "CURVES", "POINTCLOUD", "VOLUME"}
 MAX_EXTRA_PASSES = 12
 """Alone/zoomed passes per view at most; objects beyond get occluded / cut_off = None."""
+EDGE = 1e-6
+"""NDC slack: a vertex this close to the frame edge is on it (fit_view places them there)."""
 MAX_ZOOM = 8.0
 """Widest lens factor for the cut-off pass; a projection larger than this gets None."""
 
@@ -141,10 +143,10 @@ def object_facts(points: list[NDArray[Any]], projection: Projection) -> JSON:
     sides = [
         side
         for side, crossed in (
-            ("left", low[0] < -1),
-            ("right", high[0] > 1),
-            ("top", high[1] > 1),
-            ("bottom", low[1] < -1),
+            ("left", low[0] < -1 - EDGE),
+            ("right", high[0] > 1 + EDGE),
+            ("top", high[1] > 1 + EDGE),
+            ("bottom", low[1] < -1 - EDGE),
         )
         if crossed
     ]

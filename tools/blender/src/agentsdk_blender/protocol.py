@@ -272,6 +272,26 @@ class FitViewArgs(_Strict):
     resolution: Resolution = (320, 240)
 
 
+class MeasureArgs(_Strict):
+    """Objects to measure."""
+
+    names: ObjectNames
+
+
+class IntersectArgs(_Strict):
+    """Two objects whose surfaces may cross."""
+
+    a: str
+    b: str
+
+
+class FrameCheckArgs(_Strict):
+    """Objects to place in the scene camera's frame of this size."""
+
+    names: ObjectNames
+    resolution: Resolution = (320, 240)
+
+
 class ExecutePythonArgs(_Strict):
     """Free-form code with its resource limits."""
 
@@ -296,6 +316,9 @@ COMMAND_ARGS: dict[str, type[BaseModel]] = {
     "convert_asset": ConvertAssetArgs,
     "render": RenderArgs,
     "fit_view": FitViewArgs,
+    "measure": MeasureArgs,
+    "intersect": IntersectArgs,
+    "frame_check": FrameCheckArgs,
     "execute_python": ExecutePythonArgs,
 }
 """Argument model of every command; the worker validates requests against it."""
@@ -445,3 +468,46 @@ class ScriptOutput(BaseModel):
     stdout: str
     stderr: str
     exception: str | None = None
+
+
+class ObjectBounds(BaseModel):
+    """An object's world-space axis-aligned bounds (evaluated geometry, metres)."""
+
+    name: str
+    type: str
+    bounds_min: Vector3
+    bounds_max: Vector3
+    vertices: int
+    triangles: int
+
+
+class MeasureResult(BaseModel):
+    """Bounds of the measured objects."""
+
+    objects: list[ObjectBounds]
+
+
+class IntersectResult(BaseModel):
+    """Whether two surfaces cross."""
+
+    surfaces_intersect: bool
+    intersecting_pairs: int
+
+
+class FrameObject(BaseModel):
+    """Where one object's vertices project in the camera frame (NDC: -1..1 spans it)."""
+
+    name: str
+    behind_camera: bool
+    crosses_camera_plane: bool
+    outside_frustum: bool
+    ndc_rect: tuple[float, float, float, float] | None
+    cut_sides: list[str]
+    vertices_inside: float
+
+
+class FrameCheckResult(BaseModel):
+    """The camera used and each object's place in its frame."""
+
+    camera: str
+    objects: list[FrameObject]

@@ -12,11 +12,11 @@ from . import protocol as p
 from .protocol import RGB, RGBA, NonNegative, ObjectNames, Positive, Unit, Vector3
 from .toolkit_base import BlenderToolkitBase, build_args
 from .toolkit_files import AssetTools
-from .toolkit_render import RenderTools
+from .toolkit_measure import MeasureTools
 from .worker import CommandFailed, WorkerRestartedError
 
 
-class BlenderToolkit(RenderTools, AssetTools, BlenderToolkitBase):
+class BlenderToolkit(MeasureTools, AssetTools, BlenderToolkitBase):
     """Blender scene tools: build, light, render, import/export and validate 3D assets.
 
     Drives a warm ``BlenderWorker`` (default) or a ``BlenderBridge`` to a running Blender.
