@@ -198,7 +198,7 @@ class LocalEngine:
         await self._wait_for_health(address)
         self._base_url = f"{address}/v1"
         self.launches += 1
-        self.prefix_cache = PrefixCache(self.kv_cache_dir, model_path)
+        self.prefix_cache = PrefixCache(self.kv_cache_dir, model_path, slots=self.parallel)
         logger.info(
             "local engine ready: %s at %s in %.1f s",
             self.model,

@@ -43,6 +43,9 @@ class LocalChatModel(OpenAIChatModel):
             unconstrained tool-call parsing, for comparison.
         prefix_cache: restore the KV state of the fixed start of the prompt (system turn
             and tools) from disk, or save it the first time it is seen.
+        default_temperature: the temperature of a request that sets none (llama.cpp's own
+            default is 0.8, at which the small models slip on arithmetic they get right
+            greedily). None leaves it to the server.
 
     ``aclose`` closes this model's connections but leaves the shared engine running
     for other agents; the engine stops at interpreter exit or on ``engine.stop()``.
@@ -54,6 +57,7 @@ class LocalChatModel(OpenAIChatModel):
         *,
         constrained: bool = True,
         prefix_cache: bool = True,
+        default_temperature: float | None = 0.0,
         **kwargs: Any,
     ):
         profile = engine_profile("local")
@@ -77,6 +81,7 @@ class LocalChatModel(OpenAIChatModel):
         self.local_engine = engine
         self.constrained = constrained
         self.prefix_cache = prefix_cache
+        self.default_temperature = default_temperature
         self.prefix_events: list[PrefixCacheEvent] = []
         """What the prefix cache did for this model's requests (restored, saved...)."""
         self._grammars: dict[tuple[str, str | None], tuple[str | None, list[Any]]] = {}
@@ -97,6 +102,7 @@ class LocalChatModel(OpenAIChatModel):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One completion; constrained when tools are offered, with tokens when asked."""
+        request = self._with_defaults(request)
         constrained = self._constrains(request)
         await self._warm_prefix(request, constrained)
         if request.settings.record_tokens:
@@ -110,6 +116,7 @@ class LocalChatModel(OpenAIChatModel):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
         """Stream deltas, then the ``ModelResponse``; a constrained call arrives whole at the end."""
+        request = self._with_defaults(request)
         constrained = self._constrains(request)
         await self._warm_prefix(request, constrained)
         if request.settings.record_tokens:
@@ -134,6 +141,12 @@ class LocalChatModel(OpenAIChatModel):
                 raise
         async for item in super().stream(request):
             yield item
+
+    def _with_defaults(self, request: ModelRequest) -> ModelRequest:
+        if request.settings.temperature is not None or self.default_temperature is None:
+            return request
+        settings = request.settings.model_copy(update={"temperature": self.default_temperature})
+        return request.model_copy(update={"settings": settings})
 
     # -- constrained tool calls -----------------------------------------------------------
     # The connector's request path is reused whole: `_body` swaps in the constrained body and

@@ -59,8 +59,9 @@ def _build_id() -> str:
 class PrefixCache:
     """Restores or saves the KV state of prompt prefixes for one engine process."""
 
-    def __init__(self, folder: Path, model_path: Path, *, keep: int = 32):
+    def __init__(self, folder: Path, model_path: Path, *, slots: int = 1, keep: int = 32):
         self.folder = folder
+        self.slots = slots
         self.keep = keep
         stat = model_path.stat()
         # What the saved state depends on besides the tokens: the exact model file and build.
@@ -89,8 +90,8 @@ class PrefixCache:
         """What was done for ``key`` in this engine process, if anything."""
         return self._done.get(key)
 
-    async def ensure(self, token_ids: list[int], post: Post, slot: int = 0) -> PrefixCacheEvent:
-        """Put the KV state of ``token_ids`` into ``slot``: from disk, or evaluate and save it."""
+    async def ensure(self, token_ids: list[int], post: Post) -> PrefixCacheEvent:
+        """Put the KV state of ``token_ids`` into every slot: from disk, or evaluate and save it."""
         key = self.key(token_ids)
         # Another request is putting this prefix in place: wait (polling, as the engine's own
         # start does, because an Event would belong to one event loop).
@@ -101,24 +102,24 @@ class PrefixCache:
             return done
         self._pending.add(key)
         try:
-            event = await self._ensure(key, token_ids, post, slot)
+            event = await self._ensure(key, token_ids, post)
         finally:
             self._pending.discard(key)
         self._done[key] = event
         return event
 
-    async def _ensure(
-        self, key: str, token_ids: list[int], post: Post, slot: int
-    ) -> PrefixCacheEvent:
+    async def _ensure(self, key: str, token_ids: list[int], post: Post) -> PrefixCacheEvent:
         started = time.perf_counter()
         file = f"{key}.bin"
         path = self.folder / file
         if len(token_ids) < MIN_TOKENS:
             action = "skipped"
         elif await anyio.Path(path).is_file():
-            action = await self._restore(post, slot, file, path)
+            action = await self._restore(post, file, path)
         else:
-            action = await self._save(post, slot, file, token_ids)
+            action = await self._save(post, file, token_ids)
+            if action == "saved" and self.slots > 1:  # the other slots load what slot 0 read
+                await self._restore(post, file, path, first=1)
         event = PrefixCacheEvent(
             key=key,
             action=action,
@@ -129,9 +130,11 @@ class PrefixCache:
         logger.info("prefix cache: %s %d tokens in %.2f s", action, event.tokens, event.seconds)
         return event
 
-    async def _restore(self, post: Post, slot: int, file: str, path: Path) -> str:
+    async def _restore(self, post: Post, file: str, path: Path, first: int = 0) -> str:
         try:
-            await post(f"/slots/{slot}?action=restore", {"filename": file})
+            # Every slot: with parallel requests, any of them may serve the next one.
+            for slot in range(first, self.slots):
+                await post(f"/slots/{slot}?action=restore", {"filename": file})
         except Exception as exc:  # a file from an incompatible build, a truncated write...
             logger.warning("prefix cache: could not restore %s (%s); deleting it", path, exc)
             await anyio.Path(path).unlink(missing_ok=True)
@@ -139,7 +142,7 @@ class PrefixCache:
         await anyio.Path(path).touch()  # pruning keeps the recently used files
         return "restored"
 
-    async def _save(self, post: Post, slot: int, file: str, token_ids: list[int]) -> str:
+    async def _save(self, post: Post, file: str, token_ids: list[int], slot: int = 0) -> str:
         try:
             # n_predict 0: read the prefix into the slot and stop, nothing is sampled.
             await post(
