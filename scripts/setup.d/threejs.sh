@@ -14,10 +14,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 cd "$here/tools/threejs"
-if [ -f package-lock.json ]; then
-    npm ci --no-audit --no-fund
-else
-    npm install --no-audit --no-fund
+# npm ci wipes node_modules first: renders running meanwhile (tests, other sessions) would fail,
+# so skip it when the locked three is already there.
+wanted="$(node -p "require('./package-lock.json').packages['node_modules/three'].version" 2>/dev/null || echo none)"
+have="$(node -p "require('./node_modules/three/package.json').version" 2>/dev/null || echo missing)"
+if [ "$wanted" != "$have" ] || [ ! -f node_modules/three/build/three.module.js ]; then
+    if [ -f package-lock.json ]; then
+        npm ci --no-audit --no-fund
+    else
+        npm install --no-audit --no-fund
+    fi
 fi
 test -f node_modules/three/build/three.module.js
 echo "threejs: $(chromium --version 2>/dev/null | head -1); three $(node -p "require('./node_modules/three/package.json').version")"

@@ -30,11 +30,13 @@ def decode_ids(raw: dict[str, Any]) -> NDArray[np.integer[Any]]:
 
 
 def decode_png(png: bytes) -> NDArray[np.uint8]:
-    """The RGB pixels of a PNG frame."""
+    """The pixels of a PNG frame, RGB or RGBA as stored (the report reads the first three)."""
     from PIL import Image as PILImage
 
     with PILImage.open(io.BytesIO(png)) as image:
-        return np.asarray(image.convert("RGB"))
+        if image.mode not in ("RGB", "RGBA"):
+            image = image.convert("RGB")
+        return np.asarray(image)
 
 
 def view_report(raw: dict[str, Any], png: bytes | None, view: str) -> VisibilityReport:
