@@ -12,6 +12,7 @@ _SOURCES = (
     "engine_errors.py",
     "engine_io.py",
     "engine_measure.py",
+    "engine_passes.py",
     "engine_render.py",
     "engine_settings.py",
     "engine_state.py",

@@ -17,7 +17,7 @@ from typing import Any
 import bpy
 from mathutils import Vector
 
-from . import engine_io, engine_measure, engine_render
+from . import engine_io, engine_measure, engine_passes, engine_render
 from .engine_errors import CommandError, ScriptFailed
 from .engine_state import SavedScene, SceneSnapshot
 from .framing import PROTOCOL_VERSION
@@ -330,6 +330,7 @@ COMMANDS: dict[str, tuple[Handler, bool]] = {
     "measure": (engine_measure.measure, False),
     "intersect": (engine_measure.intersect, False),
     "frame_check": (engine_measure.frame_check, False),
+    "passes": (engine_passes.passes, False),
     "execute_python": (engine_io.execute_python, True),
 }
 

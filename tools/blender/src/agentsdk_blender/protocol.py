@@ -292,6 +292,12 @@ class FrameCheckArgs(_Strict):
     resolution: Resolution = (320, 240)
 
 
+class PassesArgs(_Strict):
+    """Size of the depth and normal passes."""
+
+    resolution: Resolution = (320, 240)
+
+
 class ExecutePythonArgs(_Strict):
     """Free-form code with its resource limits."""
 
@@ -319,6 +325,7 @@ COMMAND_ARGS: dict[str, type[BaseModel]] = {
     "measure": MeasureArgs,
     "intersect": IntersectArgs,
     "frame_check": FrameCheckArgs,
+    "passes": PassesArgs,
     "execute_python": ExecutePythonArgs,
 }
 """Argument model of every command; the worker validates requests against it."""
@@ -511,3 +518,13 @@ class FrameCheckResult(BaseModel):
 
     camera: str
     objects: list[FrameObject]
+
+
+class PassesResult(BaseModel):
+    """Depth and normal arrays (base64 float32, rows from the top) and the camera model."""
+
+    camera: dict[str, Any]
+    depth_base64: str
+    normals_base64: str
+    width: int
+    height: int

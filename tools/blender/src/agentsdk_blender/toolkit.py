@@ -13,10 +13,11 @@ from .protocol import RGB, RGBA, NonNegative, ObjectNames, Positive, Unit, Vecto
 from .toolkit_base import BlenderToolkitBase, build_args
 from .toolkit_files import AssetTools
 from .toolkit_measure import MeasureTools
+from .toolkit_passes import PassTools
 from .worker import CommandFailed, WorkerRestartedError
 
 
-class BlenderToolkit(MeasureTools, AssetTools, BlenderToolkitBase):
+class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     """Blender scene tools: build, light, render, import/export and validate 3D assets.
 
     Drives a warm ``BlenderWorker`` (default) or a ``BlenderBridge`` to a running Blender.

@@ -29,6 +29,10 @@ class Look:
     png: bytes
     report: VisibilityReport | None
     seconds: float
+    ids_png: bytes | None = None
+    """The object-ID pass itself (flat colours, see agentsdk.vision.id_colours)."""
+    id_names: dict[str, str] | None = None
+    """Object name of each ID number in ``ids_png``."""
 
 
 class RenderTools(BlenderToolkitBase):
@@ -62,7 +66,9 @@ class RenderTools(BlenderToolkitBase):
         looks = []
         for view in result.images:
             png = base64.b64decode(view.png_base64)
-            looks.append(Look(view.view, png, report_for(view, png), view.seconds))
+            ids = base64.b64decode(view.report.id_png_base64) if view.report else None
+            names = view.report.names if view.report else None
+            looks.append(Look(view.view, png, report_for(view, png), view.seconds, ids, names))
         for item in looks:
             self._history[item.view] = (item, args)
         return looks
