@@ -191,8 +191,12 @@ class GodotEngine:
         width: int = 512,
         height: int = 512,
         timeout: float = 30.0,
+        fixed_fps: int | None = None,
     ) -> EngineRun:
-        """Run a scene through the bundled harness (headless, or windowed under Xvfb)."""
+        """Run a scene through the bundled harness (headless, or windowed under Xvfb).
+
+        `fixed_fps`: every frame advances the game by exactly 1/fixed_fps seconds, however long
+        it took (deterministic motion for checks)."""
         dialect = await self.dialect()
         with tempfile.TemporaryDirectory(prefix="agentsdk-godot-run-", dir=self.temp_dir) as tmp:
             work = Path(tmp)
@@ -209,6 +213,7 @@ class GodotEngine:
             job_file.write_text(job.model_dump_json(), encoding="utf-8")
             env = self.env({"AGENTSDK_GODOT_JOB": str(job_file)})
             answers = dialect.debugger_answers()
+            timing = ["--fixed-fps", str(fixed_fps)] if fixed_fps else []
             if window:
                 argv = dialect.window_argv(
                     self._runner(),
@@ -219,6 +224,7 @@ class GodotEngine:
                     debug=True,
                     renderer=self.renderer,
                 )
+                argv[1:1] = timing
                 async with self.display(width, height) as display:
                     env.update(display.env)
                     result = await run_process(argv, env=env, timeout=timeout, input=answers)
@@ -226,6 +232,7 @@ class GodotEngine:
             else:
                 number = None
                 argv = dialect.headless_argv(self.server, project, script, debug=True)
+                argv[1:1] = timing
                 result = await run_process(argv, env=env, timeout=timeout, input=answers)
             tree_file = Path(job.tree_out)
             tree = None

@@ -79,13 +79,15 @@ class SceneMeasurements(BaseModel):
     def node(self, path: str) -> NodeBounds:
         """A node by path ("." or the root's name for the root, "Player/Arm" deeper)."""
         wanted = path.strip().strip("/") or "."
-        if self.view.root and wanted.startswith(self.view.root + "/"):
-            wanted = wanted[len(self.view.root) + 1 :]
-        if wanted == self.view.root:
-            wanted = "."
-        for node in self.nodes:
-            if node.path == wanted:
-                return node
+        candidates = [wanted]  # a child's path wins over the root's name
+        if self.view.root and wanted == self.view.root:
+            candidates.append(".")
+        elif self.view.root and wanted.startswith(self.view.root + "/"):
+            candidates.append(wanted[len(self.view.root) + 1 :])
+        for candidate in candidates:
+            for node in self.nodes:
+                if node.path == candidate:
+                    return node
         known = ", ".join(n.path for n in self.nodes[:30])
         raise KeyError(f"no node {path!r} in the scene (nodes: {known})")
 

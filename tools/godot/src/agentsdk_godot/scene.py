@@ -256,13 +256,18 @@ class SceneFile:
     def node(self, path: str) -> NodeEntry:
         """Find a node by its path relative to the root ("." or the root's name is the root)."""
         wanted = path.strip().strip("/")
-        if wanted in ("", ".", self.root.name):
+        if wanted in ("", "."):
             return self.root
-        if wanted.startswith(self.root.name + "/"):
-            wanted = wanted[len(self.root.name) + 1 :]
-        for node in self.nodes:
+        for node in self.nodes[1:]:  # a child's path wins over the root's name
             if node.path == wanted:
                 return node
+        if wanted == self.root.name:
+            return self.root
+        if wanted.startswith(self.root.name + "/"):
+            inner = wanted[len(self.root.name) + 1 :]
+            for node in self.nodes[1:]:
+                if node.path == inner:
+                    return node
         known = ", ".join(n.path for n in self.nodes)
         raise SceneError(f"no node {path!r} in the scene (nodes: {known})")
 
