@@ -69,6 +69,23 @@ def _triangles(obj: Any, depsgraph: Any) -> tuple[int, int]:
         evaluated.to_mesh_clear()
 
 
+def _material_values(mat: Any) -> JSON:
+    """Base colour, metallic and roughness: from the Principled BSDF node when there is one."""
+    colour, metallic, roughness = list(mat.diffuse_color), mat.metallic, mat.roughness
+    tree = mat.node_tree if mat.use_nodes else None
+    bsdf = next((n for n in tree.nodes if n.type == "BSDF_PRINCIPLED"), None) if tree else None
+    if bsdf is not None:
+        colour = list(bsdf.inputs["Base Color"].default_value)
+        metallic = bsdf.inputs["Metallic"].default_value
+        roughness = bsdf.inputs["Roughness"].default_value
+    return {
+        "name": mat.name,
+        "base_color": _vec(colour),
+        "metallic": round(float(metallic), 6),
+        "roughness": round(float(roughness), 6),
+    }
+
+
 def _describe(obj: Any, depsgraph: Any) -> JSON:
     polygons, triangles = _triangles(obj, depsgraph)
     return {
@@ -80,6 +97,7 @@ def _describe(obj: Any, depsgraph: Any) -> JSON:
         "scale": _vec(obj.scale),
         "dimensions": _vec(obj.dimensions),
         "materials": [s.material.name for s in obj.material_slots if s.material],
+        "material_values": [_material_values(s.material) for s in obj.material_slots if s.material],
         "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers],
         "polygons": polygons,
         "triangles": triangles,

@@ -355,6 +355,15 @@ class ModifierInfo(BaseModel):
     type: str
 
 
+class MaterialValues(BaseModel):
+    """A material's main PBR values (linear RGBA base colour)."""
+
+    name: str
+    base_color: tuple[float, ...]
+    metallic: float
+    roughness: float
+
+
 class ObjectInfo(BaseModel):
     """One object as the scene sees it (dimensions in metres, rotation in degrees)."""
 
@@ -366,6 +375,7 @@ class ObjectInfo(BaseModel):
     scale: Vector3
     dimensions: Vector3
     materials: list[str]
+    material_values: list[MaterialValues] = Field(default_factory=list)
     modifiers: list[ModifierInfo]
     polygons: int
     triangles: int
