@@ -273,3 +273,70 @@ async def test_image_content_survives_the_wire_bytes_exactly(everything: list[st
     [ours] = outcome.images
     assert ours.data == base64.b64decode(wire.data)  # type: ignore[union-attr]
     assert servers_running(everything[1]) == set()
+
+
+async def test_everything_over_streamable_http(everything: list[str], tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    import anyio
+    from anyio.streams.text import TextReceiveStream
+
+    with socket.socket() as probe:  # a free port for the server (it cannot report one)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [everything[0], everything[1], "streamableHttp"]
+    server = await anyio.open_process(
+        command, env={"PATH": "/usr/bin:/bin", "PORT": str(port)}, stderr=subprocess.PIPE
+    )
+    try:
+        said = ""
+        assert server.stderr is not None
+        with anyio.fail_after(60):
+            async for chunk in TextReceiveStream(server.stderr):
+                said += chunk
+                if f"listening on port {port}" in said:
+                    break
+        toolkit = MCPToolkit.http(f"http://127.0.0.1:{port}/mcp", headers={"X-Test": "yes"})
+        assert toolkit.label == f"127.0.0.1:{port}"
+        model = ScriptedModel(
+            [
+                [
+                    ToolCallPart(name="get-tiny-image", arguments={}),
+                    ToolCallPart(name="echo", arguments={"message": "over http"}),
+                ],
+                "Both worked.",
+            ]
+        )
+        result = await Agent(model, tools=[toolkit], artifacts_dir=tmp_path).run("Go.")
+        image, echo = _results(result)
+        [png] = [p for p in image.parts if isinstance(p, ImagePart)]
+        assert png_size(png.data) == (20, 20) and echo.text == "Echo: over http"
+    finally:
+        server.kill()
+        await server.wait()
+        await server.aclose()
+
+
+def test_cli_lists_a_configured_servers_tools(time_server: str, tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"clock": {"command": time_server}}}))
+    env = {**os.environ, "AGENTSDK_MCP_CONFIG": str(config)}
+    done = subprocess.run(
+        [sys.executable, "-m", "agentsdk.cli", "mcp", "tools", "mcp:clock", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    specs = {s["name"]: s for s in json.loads(done.stdout)}
+    assert set(specs) == {"get_current_time", "convert_time"}
+    assert specs["convert_time"]["parameters"]["required"] == [
+        "source_timezone",
+        "time",
+        "target_timezone",
+    ]

@@ -4,7 +4,7 @@ one that writes garbage to stdout, 100 agents on one connection, and many
 open/close cycles. Each ends with a clear error or success, no hung task, no
 "cancel scope in a different task" error, and no server process left (by pid).
 
-``AGENTSDK_MCP_CYCLES=1000`` runs the long open/close test (default 50).
+``AGENTSDK_MCP_CYCLES=1000`` runs the long open/close test (default 30).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from agentsdk.testing import FunctionModel, ScriptedModel
 
 from agentsdk import Agent, ToolCallPart
 
-from .helpers import SERVERS, StderrLines, open_fds, servers_running
+from .helpers import SERVERS, StderrLines, cmdline, descendants, open_fds, servers_running
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leftovers")]
 
@@ -215,7 +215,7 @@ async def test_a_hundred_agents_share_one_connection(tmp_path: Path) -> None:
 
 async def test_open_close_cycles_leave_nothing_behind(everything: list[str]) -> None:
     """Open, list, (sometimes) call, close: a real server-everything process each time."""
-    cycles = int(os.environ.get("AGENTSDK_MCP_CYCLES", "50"))
+    cycles = int(os.environ.get("AGENTSDK_MCP_CYCLES", "30"))
     marker = everything[1]
     gc.collect()
     fds_before, tasks_before = open_fds(), len(asyncio.all_tasks())
@@ -237,3 +237,34 @@ async def test_open_close_cycles_leave_nothing_behind(everything: list[str]) -> 
     print(
         f"\n{cycles} open/close cycles in {elapsed:.1f} s ({elapsed / cycles * 1000:.0f} ms each)"
     )
+
+
+def test_a_killed_agent_process_leaves_no_server(everything: list[str]) -> None:
+    """SIGKILL the process that holds the connection: the server sees its stdin close and exits."""
+    import subprocess
+
+    script = (
+        "import anyio, sys\n"
+        "from agentsdk.mcp import MCPToolkit\n"
+        "async def main():\n"
+        "    async with MCPToolkit.stdio(sys.argv[1], sys.argv[2:]):\n"
+        "        print('ready', flush=True)\n"
+        "        await anyio.sleep_forever()\n"
+        "anyio.run(main)\n"
+    )
+    agent = subprocess.Popen(
+        [sys.executable, "-c", script, *everything], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert agent.stdout is not None and agent.stdout.readline().strip() == "ready"
+        servers = {p for p in descendants(agent.pid) if everything[1] in cmdline(p)}
+        assert len(servers) == 1
+        agent.kill()
+        agent.wait(30)
+        deadline = time.monotonic() + 30
+        while any(pid_alive(p) for p in servers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(pid_alive(p) for p in servers), "the server outlived its agent"
+    finally:
+        agent.kill()
+        agent.wait(30)

@@ -23,7 +23,7 @@ import anyio
 import httpx2
 import mcp.types as mt
 import pytest
-from agentsdk.mcp import MCPToolkit, create_server
+from agentsdk.mcp import MCPConnectionError, MCPToolkit, create_server
 from agentsdk.sandbox import pid_alive
 from anyio.streams.text import TextReceiveStream
 from mcp import Client, StdioServerParameters
@@ -156,6 +156,19 @@ async def test_http_with_a_token_threejs_and_finance() -> None:
         async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret"}) as http:
             async with Client(streamable_http_client(url, http_client=http)) as client:
                 await _exercise_threejs_and_finance(client)
+        # our own client, with and without the token
+        with pytest.raises(
+            MCPConnectionError, match="unauthorized: this MCP server needs the header Authorization"
+        ):
+            async with MCPToolkit.http(url, connect_timeout=30):
+                pass
+        authorised = MCPToolkit.http(
+            url, headers={"Authorization": "Bearer s3cret"}, tools=["render"]
+        )
+        async with authorised:
+            [render] = authorised.tools()
+            outcome = await render.call({})
+            assert not outcome.is_error and len(outcome.images) == 1
 
 
 def test_http_off_loopback_needs_a_token() -> None:
@@ -246,3 +259,15 @@ async def test_an_mcp_server_passed_through_keeps_its_images(everything: list[st
         assert png_size(base64.b64decode(image.data)) == (20, 20)
         bad = await client.call_tool("get-sum", {"a": "x", "b": 1})
         assert bad.is_error and "a: expected number" in bad.content[0].text  # type: ignore[union-attr]
+        # progress notifications travel both hops too
+        progress: list[float] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append(value)
+
+        done = await client.call_tool(
+            "trigger-long-running-operation",
+            {"duration": 1, "steps": 3},
+            progress_callback=on_progress,
+        )
+        assert not done.is_error and progress == [1.0, 2.0, 3.0]

@@ -102,13 +102,18 @@ class Connection:
             await self.close()
             raise
         if self.client is None:
-            error = self.error
+            error = _leaf(self.error)
             await self.close()
             if isinstance(error, MCPConnectionError):
                 raise error
+            hint = ""
+            if not isinstance(self.server, StdioServerParameters) and "error response" in str(
+                error
+            ):
+                hint = " (the server answered with an HTTP error: check the URL and the headers)"
             raise MCPConnectionError(
                 f"could not connect to MCP server {self.label!r}: "
-                f"{type(error).__name__}: {error}{self.why()}"
+                f"{type(error).__name__}: {error}{hint}{self.why()}"
             ) from error
         return self.client
 
@@ -230,3 +235,10 @@ def _bad_line(error: Exception) -> str:
         with contextlib.suppress(Exception):
             return str(errors()[0]["input"])[:200]
     return str(error)[:200]
+
+
+def _leaf(error: BaseException | None) -> BaseException | None:
+    """The first real error inside task-group exception groups (what went wrong)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error

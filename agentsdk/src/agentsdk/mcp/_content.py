@@ -22,6 +22,7 @@ from ..tools import ToolOutcome
 __all__ = ["from_mcp_content", "from_resource_contents", "to_mcp_result"]
 
 _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+_TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/yaml")
 
 
 def to_mcp_result(outcome: ToolOutcome) -> mt.CallToolResult:
@@ -49,6 +50,11 @@ def _binary(
     mime = mime or "application/octet-stream"
     if mime in _IMAGE_TYPES:
         return ImagePart(data=data, media_type=mime, label=label)
+    if mime.startswith("text/") or mime.split(";")[0] in _TEXT_TYPES:
+        try:  # text sent as a blob is still text the model can read
+            return TextPart(text=data.decode("utf-8"))
+        except UnicodeDecodeError:
+            pass
     if artifacts is None:
         return TextPart(text=f"[{label}: {mime}, {len(data)} bytes, not shown]")
     ext = mime.split("/")[-1].split(";")[0].split("+")[0] or "bin"

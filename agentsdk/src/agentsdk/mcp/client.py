@@ -176,7 +176,11 @@ class MCPToolkit(Toolkit):
         async with self._lock:
             self._open = True
             if self._conn is None or not self._conn.alive:
-                await self._connect()
+                try:
+                    await self._connect()
+                except BaseException:
+                    self._open = False
+                    raise
 
     async def close(self) -> None:
         """Close the connection; a stdio server is stopped and reaped. Idempotent."""

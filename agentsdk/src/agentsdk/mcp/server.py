@@ -225,7 +225,11 @@ class _RequireBearer:
         if scope["type"] == "http":
             given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
             if not hmac.compare_digest(given, self.expected):
-                body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
+                # a JSON-RPC error body, so MCP clients show the reason, not only "401"
+                body = (
+                    b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": '
+                    b'"unauthorized: this MCP server needs the header Authorization: Bearer <token>"}}'
+                )
                 await send(
                     {
                         "type": "http.response.start",
