@@ -81,17 +81,23 @@ def read_report(folder: Path, view: str = "camera") -> VisibilityReport:
             facts[o.name] = ObjectFacts(name=o.name, behind_camera=o.behind_camera)
         return visibility_report(ids, names, beauty, facts, view=view)
     big = _raw(ids_file, height * scale, width * scale, 3)
-    big_ids = ids_from_colours(big, len(index.objects))
-    x0, y0 = (scale - 1) // 2 * width, (scale - 1) // 2 * height
-    ids = big_ids[y0 : y0 + height, x0 : x0 + width]
     count = len(index.objects)
-    visible_anywhere = _region_counts(big_ids, count)
-    outside = {
-        "left": _region_counts(big_ids[:, :x0], count),
-        "right": _region_counts(big_ids[:, x0 + width :], count),
-        "top": _region_counts(big_ids[:y0, :], count),
-        "bottom": _region_counts(big_ids[y0 + height :, :], count),
-    }
+    x0, y0 = (scale - 1) // 2 * width, (scale - 1) // 2 * height
+    ids = ids_from_colours(big[y0 : y0 + height, x0 : x0 + width], count)
+    # objects over the limit of alone passes are measured on the whole ID pass (decoded only
+    # then: it is scale^2 times the frame)
+    over_limit = [o for o in index.objects if not o.alone and not o.behind_camera]
+    outside: dict[str, NDArray[np.int64]] = {}
+    anywhere: NDArray[np.int64] | None = None
+    if over_limit:
+        big_ids = ids_from_colours(big, count)
+        anywhere = _region_counts(big_ids, count)
+        outside = {
+            "left": _region_counts(big_ids[:, :x0], count),
+            "right": _region_counts(big_ids[:, x0 + width :], count),
+            "top": _region_counts(big_ids[:y0, :], count),
+            "bottom": _region_counts(big_ids[y0 + height :, :], count),
+        }
     for o in index.objects:
         fact: dict[str, Any] = {
             "name": o.name,
@@ -103,9 +109,9 @@ def read_report(folder: Path, view: str = "camera") -> VisibilityReport:
             fact["pixels_alone"] = int(mask[y0 : y0 + height, x0 : x0 + width].sum())
             fact["pixels_unclipped"] = int(mask.sum())
             fact["cut_sides"] = _sides(mask, width, height, scale)
-        elif visible_anywhere[o.index]:
+        elif anywhere is not None and anywhere[o.index]:
             # over the limit of alone passes: what shows of it, in and around the frame
-            fact["pixels_unclipped"] = int(visible_anywhere[o.index])
+            fact["pixels_unclipped"] = int(anywhere[o.index])
             fact["cut_sides"] = [side for side, n in outside.items() if n[o.index]]
         facts[o.name] = ObjectFacts(**fact)
     return visibility_report(ids, names, beauty, facts, view=view)
