@@ -140,10 +140,10 @@ def indicator_snapshot(
     shown = "n/a" if snap.rsi_14 is None else f"{snap.rsi_14:.1f}"
     sma50 = snap.sma.get(50)
     snap.summary = (
-        f"{snap.symbol} {history.provenance.period}, last bar {snap.as_of}: price "
-        f"{snap.price:.2f}, RSI 14 {shown}, SMA 50 {'n/a' if sma50 is None else f'{sma50:.2f}'}; "
+        f"{snap.symbol} {history.provenance.period} (source: {history.provenance.source}), last "
+        f"bar {snap.as_of}: price {snap.price:.2f}, RSI 14 {shown}, SMA 50 "
+        f"{'n/a' if sma50 is None else f'{sma50:.2f}'}; "
         + ("; ".join(snap.signals) or "no signals")
-        + f". Source: {history.provenance.source}"
     )
     return snap
 

@@ -218,19 +218,17 @@ def _rounded(perf: Performance) -> Performance:
     data["cite"] = perf.provenance.cite()
     if perf.benchmark_provenance is not None:
         data["benchmark_cite"] = perf.benchmark_provenance.cite()
+    # the headline cites itself up front (symbol, period, source): a reader, or a small
+    # model, that quotes only its first half still says where the numbers came from
     data["summary"] = (
-        f"{perf.symbol} {perf.start}..{perf.end}: total return {perf.total_return:.1%}, "
-        f"CAGR {perf.cagr:.1%}, volatility {perf.volatility:.1%}, max drawdown "
-        f"{dd.max_drawdown:.1%} (peak {dd.peak_date}, trough {dd.trough_date})"
+        f"{perf.symbol} {perf.start}..{perf.end} (source: {perf.provenance.source}): total "
+        f"return {perf.total_return:.1%}, CAGR {perf.cagr:.1%}, volatility {perf.volatility:.1%}, "
+        f"max drawdown {dd.max_drawdown:.1%} (peak {dd.peak_date}, trough {dd.trough_date})"
     )
-    if perf.beta is not None and perf.correlation is not None:
+    if perf.beta is not None and perf.correlation is not None and perf.benchmark_provenance:
         data["summary"] += (
-            f", beta {perf.beta:.2f} and correlation {perf.correlation:.2f} vs "
-            f"{perf.benchmark} on {perf.benchmark_common_dates} common dates"
+            f", beta {perf.beta:.2f} and correlation {perf.correlation:.2f} vs {perf.benchmark} "
+            f"(source: {perf.benchmark_provenance.source}) on {perf.benchmark_common_dates} "
+            "common dates"
         )
-    # the headline cites itself: a reader (or a small model) that quotes only this line
-    # still says where the numbers came from
-    data["summary"] += f". Source: {perf.provenance.source}"
-    if perf.benchmark_provenance is not None:
-        data["summary"] += f"; benchmark {perf.benchmark}: {perf.benchmark_provenance.source}"
     return Performance.model_validate(data)

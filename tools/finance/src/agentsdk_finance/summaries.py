@@ -53,10 +53,10 @@ def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15
     dd = max_drawdown(prices)
     change = float(prices.iloc[-1] / prices.iloc[0] - 1)
     summary = (
-        f"{history.symbol} {history.start}..{history.end}: {len(prices)} bars, close "
-        f"{prices.iloc[0]:.2f} -> {prices.iloc[-1]:.2f}, total return {change:.1%}, max drawdown "
-        f"{dd.max_drawdown:.1%} (peak {dd.peak_date}, trough {dd.trough_date})"
-        f"{'' if known_volume else ', volume unknown'}. Source: {history.provenance.source}"
+        f"{history.symbol} {history.start}..{history.end} (source: {history.provenance.source}):"
+        f" {len(prices)} bars, close {prices.iloc[0]:.2f} -> {prices.iloc[-1]:.2f}, total return "
+        f"{change:.1%}, max drawdown {dd.max_drawdown:.1%} (peak {dd.peak_date}, trough "
+        f"{dd.trough_date}){'' if known_volume else ', volume unknown'}"
     )
     return PriceSummary(
         summary=summary,
@@ -150,10 +150,11 @@ def compare_rows(performances: list[Performance], note: str = "") -> Comparison:
     ranked = sorted(rows, key=lambda r: r.total_return, reverse=True)
     start = min(p.start for p in performances)
     end = max(p.end for p in performances)
-    ranking = ", ".join(f"{r.symbol} {r.total_return:.1%}" for r in ranked)
-    sources = "; ".join(f"{r.symbol} {r.provenance.source}" for r in ranked)
+    ranking = "; ".join(
+        f"{r.symbol} {r.total_return:.1%} (source: {r.provenance.source})" for r in ranked
+    )
     return Comparison(
-        summary=f"Total return {start}..{end}, best first: {ranking}. Sources: {sources}",
+        summary=f"Total return {start}..{end}, best first: {ranking}",
         start=start,
         end=end,
         common_dates=performances[0].bars,
@@ -214,7 +215,7 @@ def view_fundamentals(fundamentals: Fundamentals, max_periods: int = 4) -> Funda
 def _statement_headline(
     symbol: str, figures: dict[str, float], ratios: Ratios, prov: Provenance
 ) -> str:
-    """``AAPL 2018-09-30..2018-12-29 (3M): revenue 84.31 bn USD, ... Source: ...``."""
+    """``AAPL 2018-09-30..2018-12-29 (3M) (source: ...): revenue 84.31 bn USD, ...``."""
     parts = [
         f"{name.replace('_', ' ')} {figures[name] / 1e9:.2f} bn {prov.currency}"
         for name in ("revenue", "net_income", "free_cash_flow")
@@ -230,4 +231,4 @@ def _statement_headline(
     ]
     if ratios.current_ratio is not None:
         parts.append(f"current ratio {ratios.current_ratio:.2f}")
-    return f"{symbol} {prov.period}: {', '.join(parts) or 'no figures'}. Source: {prov.source}"
+    return f"{symbol} {prov.period} (source: {prov.source}): {', '.join(parts) or 'no figures'}"
