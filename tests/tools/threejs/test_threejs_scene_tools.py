@@ -75,7 +75,20 @@ async def test_bad_values_change_nothing_and_say_what_exists(toolkit: ThreeJSToo
     wrong_shape = await call(toolkit, "add_object", name="x", shape="hexagon")
     assert wrong_shape.is_error and "use one of: box, sphere" in wrong_shape.text
     wrong_size = await call(toolkit, "add_object", name="y", shape="box", size=[1, 2])
-    assert wrong_size.is_error and "a box needs 3 size values" in wrong_size.text
+    assert (
+        wrong_size.is_error
+        and "a box needs 3 size values: [width, height, depth]" in wrong_size.text
+    )
+    negative = await call(toolkit, "add_object", name="y", shape="cylinder", size=[1, -2])
+    assert (
+        negative.is_error and "a cylinder's size is [radius, height], all positive" in negative.text
+    )
+    # What a 0.5B model sent for a sphere: numbers past the radius are ignored.
+    lenient = await call(toolkit, "add_object", name="z", shape="sphere", size=[0.25, 0.5, -2])
+    assert (
+        not lenient.is_error and "z (sphere #d3d3d3) at (0, 0, 0) size 0.5x0.5x0.5" in lenient.text
+    )
+    await call(toolkit, "remove_object", name="z")
     wrong_type = await call(toolkit, "set_camera", position=[1, 2])
     assert wrong_type.is_error and wrong_type.kind == "invalid_arguments"
     after = line((await call(toolkit, "render")).text, "Objects:")

@@ -7,7 +7,6 @@ export class OpError extends Error {}
 
 const SHAPE_ALIASES = { cube: 'box', ball: 'sphere', tube: 'cylinder', donut: 'torus', pill: 'capsule', ground: 'plane', floor: 'plane', disc: 'circle', disk: 'circle', pyramid: 'pyramid' };
 export const SHAPES = ['box', 'sphere', 'cylinder', 'cone', 'pyramid', 'plane', 'circle', 'torus', 'capsule'];
-const SIZE_HELP = 'box [width, height, depth]; sphere [radius]; cylinder, cone, pyramid, capsule [radius, height]; plane [width, depth]; circle [radius]; torus [radius, tube]';
 
 export function canonicalShape(shape) {
   const key = String(shape || 'box').trim().toLowerCase();
@@ -16,18 +15,21 @@ export function canonicalShape(shape) {
   return canonical;
 }
 
+const SIZE_OF = { box: '[width, height, depth]', sphere: '[radius]', cylinder: '[radius, height]', cone: '[radius, height]', pyramid: '[radius, height]', plane: '[width, depth]', circle: '[radius]', torus: '[radius, tube]', capsule: '[radius, height]' };
+
 function sizeList(shape, size) {
   const defaults = { box: [1, 1, 1], sphere: [0.5], cylinder: [0.5, 1], cone: [0.5, 1], pyramid: [0.5, 1], plane: [10, 10], circle: [1], torus: [0.5, 0.2], capsule: [0.3, 1] };
   const wanted = defaults[shape];
   if (size === null || size === undefined) return wanted.slice();
-  const values = Array.isArray(size) ? size.map(Number) : [Number(size)];
-  if (!values.length || values.some((v) => !Number.isFinite(v) || v <= 0)) {
-    throw new OpError(`size must be positive numbers (${SIZE_HELP}); got ${JSON.stringify(size)}`);
+  const given = Array.isArray(size) ? size.map(Number) : [Number(size)];
+  // One number means "that for every dimension" (a cube, a square floor); extra numbers
+  // beyond what the shape takes are ignored (a sphere given [r, r, r]).
+  const values = given.length === 1 ? wanted.map(() => given[0]) : given.slice(0, wanted.length);
+  if (values.length < wanted.length) throw new OpError(`a ${shape} needs ${wanted.length} size values: ${SIZE_OF[shape]}; got ${given.length}`);
+  if (values.some((v) => !Number.isFinite(v) || v <= 0)) {
+    throw new OpError(`a ${shape}'s size is ${SIZE_OF[shape]}, all positive; got ${JSON.stringify(size)}`);
   }
-  // One number means "that for every dimension" (a cube, a square floor).
-  if (values.length === 1) return wanted.map(() => values[0]);
-  if (values.length < wanted.length) throw new OpError(`a ${shape} needs ${wanted.length} size values (${SIZE_HELP}); got ${values.length}`);
-  return values.slice(0, wanted.length);
+  return values;
 }
 
 export function makeGeometry(shape, size) {
