@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import cast
+from typing import Any, cast
 
 from agentsdk.tasks import Check, CheckValue, Suite, Task, ToolkitSpec, World, call
 from agentsdk.vision import ObjectVisibility
@@ -620,7 +620,7 @@ def _glb_has(path: str, name: str) -> Callable[[World], CheckValue]:
         file = world.workdir / path
         if not file.is_file():
             return False, f"{path} was not written in the run's folder"
-        scene = trimesh.load(file, force="scene")
+        scene: Any = trimesh.load(file, force="scene")
         meshes = len(scene.graph.nodes_geometry)
         has = name in scene.graph.nodes
         return (

@@ -34,9 +34,9 @@ def decode_png(png: bytes) -> NDArray[np.uint8]:
     from PIL import Image as PILImage
 
     with PILImage.open(io.BytesIO(png)) as image:
-        if image.mode not in ("RGB", "RGBA"):
-            image = image.convert("RGB")
-        return np.asarray(image)
+        if image.mode in ("RGB", "RGBA"):
+            return np.asarray(image)
+        return np.asarray(image.convert("RGB"))
 
 
 def view_report(raw: dict[str, Any], png: bytes | None, view: str) -> VisibilityReport:
