@@ -27,6 +27,7 @@ from agentsdk.mcp import MCPConnectionError, MCPToolkit, create_server
 from agentsdk.sandbox import pid_alive
 from anyio.streams.text import TextReceiveStream
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from agentsdk import plugins, tool
@@ -195,8 +196,9 @@ async def test_progress_errors_with_images_and_the_toolkit_lifecycle(tmp_path: P
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
         progress.append((value, total, message))
 
-    with anyio.fail_after(120):
-        async with Client(params) as client:
+    stderr = tmp_path / "stderr.txt"
+    with anyio.fail_after(120), stderr.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
             counted = await client.call_tool("count_to", {"n": 3}, progress_callback=on_progress)
             assert counted.content[0].text == "counted to 3"  # type: ignore[union-attr]
             assert progress == [(1, 3, "counted 1"), (2, 3, "counted 2"), (3, 3, "counted 3")]
@@ -221,6 +223,10 @@ async def test_progress_errors_with_images_and_the_toolkit_lifecycle(tmp_path: P
             events = log.read_text().split()
             assert events[0] == "start" and "close" not in events  # started once, still open
             server_pid = int(events[1])
+    # stray prints (at import, in start, from a child process, in a tool) went to stderr
+    said = stderr.read_text()
+    for line in ("imported", "starting", "a child process writes", "counting: 3"):
+        assert line in said
     # the client went away: the toolkit was closed, then the server exited
     lines = log.read_text().splitlines()
     assert [line.split()[0] for line in lines] == ["start", "close"]

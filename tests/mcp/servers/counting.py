@@ -12,6 +12,8 @@ import zlib
 
 from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
 
+print("counting: imported")  # stray prints, as real toolkits have: they must not reach the wire
+
 
 def _log(line: str) -> None:
     path = os.environ.get("MCP_TEST_LOG")
@@ -44,6 +46,8 @@ class CountingToolkit(Toolkit):
     name = "counting"
 
     async def start(self) -> None:
+        print("counting: starting")
+        os.system("echo counting: a child process writes to stdout too")
         _log("start")
 
     async def close(self) -> None:
@@ -59,6 +63,7 @@ class CountingToolkit(Toolkit):
         if not 1 <= n <= 100:
             raise ToolError(f"n must be between 1 and 100, not {n}; try n=10")
         for i in range(1, n + 1):
+            print(f"counting: {i}")
             await ctx.progress(i, n, f"counted {i}")
         return f"counted to {n}"
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -58,7 +59,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ..mcp import serve_http, serve_stdio
 
     only = [n.strip() for n in (args.tools or "").split(",") if n.strip()]
-    items = _items(args.toolkits)
+    with contextlib.redirect_stdout(sys.stderr):  # over stdio, stdout is the protocol's
+        items = _items(args.toolkits)
     options: dict[str, Any] = {
         "name": args.name,
         "artifacts_dir": args.artifacts,

@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -196,11 +197,15 @@ async def serve_stdio(items: Sequence[Servable] | Server[Any], **options: Any) -
     written to stdout (a stray ``print``, an engine's log) goes to stderr instead,
     so it cannot corrupt the protocol.
     """
-    server = items if isinstance(items, Server) else create_server(items, **options)
+    with contextlib.redirect_stdout(sys.stderr):  # what loading a toolkit prints is not protocol
+        server = items if isinstance(items, Server) else create_server(items, **options)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_until_signalled, tg.cancel_scope)
+        if threading.current_thread() is threading.main_thread():  # signals reach only that one
+            tg.start_soon(_until_signalled, tg.cancel_scope)
         async with stdio_server() as (read, write):
-            await server.run(read, write, _options(server))
+            # the transport holds its own copy of the wire; Python-level prints go to stderr
+            with contextlib.redirect_stdout(sys.stderr):
+                await server.run(read, write, _options(server))
         tg.cancel_scope.cancel()
 
 
