@@ -89,6 +89,12 @@ async def test_bad_values_change_nothing_and_say_what_exists(toolkit: ThreeJSToo
         not lenient.is_error and "z (sphere #d3d3d3) at (0, 0, 0) size 0.5x0.5x0.5" in lenient.text
     )
     await call(toolkit, "remove_object", name="z")
+    twice = await call(toolkit, "add_object", name="ball", position=[9, 9, 9])
+    assert twice.is_error
+    assert (
+        'an object named "ball" already exists (at (0, 0, 0)); change it with update_object'
+        in twice.text
+    )
     wrong_type = await call(toolkit, "set_camera", position=[1, 2])
     assert wrong_type.is_error and wrong_type.kind == "invalid_arguments"
     after = line((await call(toolkit, "render")).text, "Objects:")

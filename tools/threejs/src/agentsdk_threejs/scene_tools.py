@@ -115,7 +115,7 @@ class SceneTools:
         opacity: OptFloat = None,
         ctx: ToolContext | None = None,
     ) -> list[str | Image]:
-        """Add a named object (replaces one of the same name) and render it.
+        """Add a new named object and render it (update_object changes an existing one).
 
         Args:
             name: unique name.

@@ -129,6 +129,12 @@ function checkName(name) {
 function addObject(ctx, op) {
   const name = checkName(op.name);
   const shape = canonicalShape(op.shape);
+  const existing = ctx.scene.getObjectByName(name);
+  if (existing) {
+    // Replacing would silently lose its place and settings: say what is there instead.
+    const at = fmt(existing.getWorldPosition(new THREE.Vector3()).toArray());
+    throw new OpError(`an object named "${name}" already exists (at (${at})); change it with update_object, or remove_object it first`);
+  }
   const material = new THREE.MeshStandardMaterial({ roughness: 0.6, metalness: 0.0, color: 0xcccccc });
   applyMaterial(material, { color: op.color ?? 'lightgrey', opacity: op.opacity });
   // Flat shapes are seen from both sides (a floor seen from below is still there).
@@ -137,14 +143,7 @@ function addObject(ctx, op) {
   mesh.name = name;
   mesh.userData.agentsdk = { shape, size: sizeList(shape, op.size) };
   applyTransform(mesh, op);
-  const existing = ctx.scene.getObjectByName(name);
-  if (existing) {
-    (existing.parent || ctx.scene).remove(existing);
-    dispose(existing);
-    ctx.changes.push(`replaced the existing "${name}" with a new ${shape}`);
-  } else {
-    ctx.changes.push(`added ${shape} "${name}"`);
-  }
+  ctx.changes.push(`added ${shape} "${name}"`);
   ctx.scene.add(mesh);
 }
 
