@@ -59,20 +59,24 @@ def five_objects(project: GodotProject) -> None:
     """A floor, three coloured shapes and a box partly behind one, lit, with a camera."""
     scene = project.new_scene("Main", "Spatial")
 
-    def mesh(name: str, kind: str, at: tuple[float, float, float], rgb: tuple[float, ...]) -> None:
+    def mesh(
+        name: str, kind: str, at: tuple[float, float, float], rgb: tuple[float, ...], **size: object
+    ) -> None:
         material = scene.add_sub_resource(
             "SpatialMaterial", {"albedo_color": Constructor("Color", (*rgb, 1))}
         )
-        shape = scene.add_sub_resource(kind, {"material": material})
+        shape = scene.add_sub_resource(kind, {"material": material, **size})  # type: ignore[dict-item]
         node = scene.add_node(name, "MeshInstance")
         node.properties.update({"mesh": shape, "translation": Constructor("Vector3", at)})
 
-    mesh("Floor", "PlaneMesh", (0, -1, 0), (0.5, 0.5, 0.5))
+    mesh("Floor", "PlaneMesh", (0, -1, 0), (0.5, 0.5, 0.5), size=Constructor("Vector2", (9, 9)))
     mesh("Box", "CubeMesh", (-1.6, 0, 0), (0.9, 0.1, 0.1))
     mesh("Ball", "SphereMesh", (1.2, 0, 0), (0.1, 0.3, 0.9))
     mesh("Pillar", "CylinderMesh", (0, 0, -2), (0.1, 0.8, 0.2))
     mesh("Crate", "CubeMesh", (-1.0, 0, -4), (0.9, 0.6, 0.1))
-    scene.add_node("Cam", "Camera").properties["translation"] = Constructor("Vector3", (0, 1, 6))
+    cam = scene.add_node("Cam", "Camera")
+    cam.properties["translation"] = Constructor("Vector3", (0, 2.2, 6.5))
+    cam.properties["rotation_degrees"] = Constructor("Vector3", (-20, 0, 0))
     sun = scene.add_node("Sun", "DirectionalLight")
     sun.properties["rotation_degrees"] = Constructor("Vector3", (-50, 30, 0))
     project.write_scene("res://main.tscn", scene)

@@ -3,8 +3,10 @@
 Runs offline by default: a scripted game maker (``FunctionModel``) drives the real
 ``GodotToolkit`` (Godot 3 headless + the windowed runner under Xvfb). Its first script looks up
 a node that does not exist, so the headless run comes back as an error with the file and line;
-it reads the message, fixes the script, runs again and returns a screenshot. Pass ``--model``
-to let a real model plan instead, e.g. ``--model openai:gpt-4.1``.
+it reads the message, fixes the script, runs again and takes a screenshot. It decides from the
+screenshot's text report alone (no pixel is looked at): the camera starts too close, the report
+says the ball is cut off, so it moves the camera back and looks again. Pass ``--model`` to let a
+real model plan instead, e.g. ``--model openai:gpt-4.1``.
 
     uv run python examples/godot_game.py --project /tmp/godot-demo
 """
@@ -82,7 +84,7 @@ BUILD_STEPS: list[tuple[str, dict[str, object]]] = [
             "scene": "res://main.tscn",
             "name": "Camera",
             "type": "Camera",
-            "properties": {"translation": "Vector3( 0, 1.5, 5 )"},
+            "properties": {"translation": "Vector3( 0, 1.2, 1.5 )"},  # too close
         },
     ),
     (
@@ -122,13 +124,34 @@ def game_maker(request: ModelRequest) -> ToolCallPart | str:
             name="screenshot", arguments={"frames": 20, "width": 384, "height": 288}
         )
     if last.name == "screenshot" and not last.is_error:
+        # the report, not the picture: "Ball: 31% at x.. y.., red, cut off 12% (top)"
+        ball = re.search(r"^Ball: (.*)$", last.text, re.MULTILINE)
+        if ball is None or "cut off" in ball.group(1) or "not visible" in ball.group(1):
+            if sum(r.name == "screenshot" for r in results) >= 3:
+                return f"I could not frame the ball: {last.text}"
+            return ToolCallPart(
+                name="set_property",
+                arguments={
+                    "scene": "res://main.tscn",
+                    "node": "Camera",
+                    "property": "translation",
+                    "value": "Vector3( 0, 1.2, 5 )",
+                },
+            )
+        coverage = ball.group(1).split(" ", 1)[0]
         first_error = next(r for r in results if r.name == "run_project" and r.is_error)
         where = re.search(r"res://bounce\.gd:\d+", first_error.text)
-        frames = json.loads(results[-2].text).get("frames")
+        runs = [json.loads(r.text) for r in results if r.name == "run_project" and not r.is_error]
         return (
-            "The red ball bounces above the ground in front of the camera. The first run failed at "
-            f"{where.group(0) if where else 'bounce.gd'} (a node named Shadow does not exist); "
-            f"I removed that line and the game then ran {frames} frames without errors."
+            f"The red ball bounces in front of the camera and covers {coverage} of the frame, "
+            "fully in view (the first picture had it cut off, so I moved the camera back). "
+            f"The first run failed at {where.group(0) if where else 'bounce.gd'} (a node named "
+            f"Shadow does not exist); I removed that line and the game then ran "
+            f"{runs[-1].get('frames')} frames without errors."
+        )
+    if last.name == "set_property" and not last.is_error:
+        return ToolCallPart(
+            name="screenshot", arguments={"frames": 20, "width": 384, "height": 288}
         )
     return f"Something went wrong: {last.text}"
 

@@ -26,6 +26,10 @@ def test_godot_game_example(tmp_path: Path) -> None:
     assert "run_project: error: running res://main.tscn failed:" in lines
     assert any(line.startswith("run_project: ok:") for line in lines)
     assert "failed at res://bounce.gd:7" in lines[-1]
+    # it decided from the report's text: cut off at first, camera moved back, fully in view
+    shots = [line for line in lines if line.startswith("screenshot: ok:")]
+    assert len(shots) == 2 and "set_property: ok:" in "\n".join(lines)
+    assert "covers" in lines[-1] and "fully in view" in lines[-1]
     picture = PILImage.open(project / "screenshot.png").convert("RGB")
     raw = picture.tobytes()
     pixels = zip(raw[0::3], raw[1::3], raw[2::3], strict=True)

@@ -48,6 +48,12 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
 """Tool groups: ``core`` is on by default; the others are opt-in (``groups=[...]`` or ``"all"``)."""
 
 
+_GODOT3_ONLY = (
+    "visibility reports and measurements are implemented in the Godot 3 harness only; "
+    "this project runs on Godot 4"
+)
+
+
 def check_groups(groups: Sequence[str] | str) -> tuple[str, ...]:
     """Expand ``all`` and refuse unknown group names with the list of known ones."""
     chosen: list[str] = []
@@ -215,6 +221,8 @@ class GodotToolkitBase(Toolkit):
         if not (16 <= width <= 4096 and 16 <= height <= 4096):
             raise ToolError(f"width and height must be 16..4096 pixels, not {width}x{height}")
         frames = max(1, frames)
+        if self.project.dialect.major != 3:
+            raise ToolError(_GODOT3_ONLY)
         job = HarnessJob(scene=chosen, frames=frames, report_frame=frames)
         run = await self._run(
             job, timeout=self.run_timeout, window=True, width=width, height=height
@@ -228,6 +236,8 @@ class GodotToolkitBase(Toolkit):
     ) -> SceneMeasurements:
         """World bounds of every node after `frames` frames, and the camera's view at that size."""
         chosen = self._scene_or_main(scene)
+        if self.project.dialect.major != 3:
+            raise ToolError(_GODOT3_ONLY)
         with tempfile.TemporaryDirectory(prefix="agentsdk-godot-measure-") as tmp:
             job = HarnessJob(
                 scene=chosen,
