@@ -53,9 +53,7 @@ def _get(base: str, path: str) -> Any:
 
 
 async def _cell(name: str, base: str, stream: bool, runs: int, concurrency: int) -> dict[str, Any]:
-    from _faults_clients import CLIENTS
-
-    client = CLIENTS[name][1](base, READ_TIMEOUT, RUN_TIMEOUT)
+    client = _clients().CLIENTS[name][1](base, READ_TIMEOUT, RUN_TIMEOUT)
     limit = asyncio.Semaphore(concurrency)
     records: list[tuple[int, str, float, BaseException | None]] = []
     wrong: list[str] = []
@@ -118,7 +116,7 @@ async def _cell(name: str, base: str, stream: bool, runs: int, concurrency: int)
 
 def _unexplained(base: str, records: list[Any], stream: bool) -> list[str]:
     """agentsdk's errors that the faults their runs met do not explain (should be none)."""
-    sys.path.insert(0, str(SERVER.parent))
+    sys.path.append(str(SERVER.parent))
     from fault_runs import _explains
 
     faults: dict[str, list[str]] = {}
@@ -132,9 +130,21 @@ def _unexplained(base: str, records: list[Any], stream: bool) -> list[str]:
     return out
 
 
+def _clients() -> Any:
+    """``_faults_clients``, loaded by path: this folder is kept off ``sys.path``, where a
+    benchmark script named like a package (``mcp.py``) would shadow that package."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_faults_clients", HERE / "_faults_clients.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def worker(name: str, config: dict[str, Any]) -> None:
     """Measure one cell in this process; print its result as the last stdout line."""
-    sys.path.insert(0, str(HERE))
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
     import logging
 
     logging.disable(logging.WARNING)  # every retry logs a warning; thousands of them here
@@ -263,9 +273,7 @@ def main() -> None:
         return
     if not args.no_bench_venv:
         ensure_environment()
-    sys.path.insert(0, str(HERE))
-    from _faults_clients import CLIENTS
-
+    CLIENTS = _clients().CLIENTS
     runs, levels = (20, [10]) if args.quick else (args.runs, args.concurrency)
     names = args.frameworks or list(CLIENTS)
     started = time.perf_counter()

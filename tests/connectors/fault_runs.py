@@ -137,8 +137,10 @@ def _explains(error: BaseException, faults: list[str], stream: bool, attempts: i
     if not isinstance(error, ModelError):
         return False
     if "gave up after" in str(error):  # the retry policy ran out: the last attempts all failed
+        # a whole answer cannot fail "late": those faults cut its body or answer 5xx instead
+        transient = TRANSIENT if stream else TRANSIENT | {"cut_stream_late", "error_event_late"}
         tail = faults[-attempts:]
-        if len(tail) < attempts or not all(f in TRANSIENT for f in tail):
+        if len(tail) < attempts or not all(f in transient for f in tail):
             return False
         if isinstance(error, EmptyResponseError):
             return last == "empty"

@@ -137,7 +137,11 @@ class FaultServer:
         return [i.fault for i in self.log if i.run == run]
 
     async def __aenter__(self) -> FaultServer:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port_wanted)
+        # a real server takes a burst of connections; asyncio's default backlog (100) would
+        # drop SYNs and make clients wait out TCP retransmits (1 s, 3 s, 7 s...)
+        self._server = await asyncio.start_server(
+            self._serve, "127.0.0.1", self.port_wanted, backlog=4096
+        )
         return self
 
     async def __aexit__(self, *exc: object) -> None:

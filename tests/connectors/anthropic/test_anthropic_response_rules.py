@@ -350,3 +350,23 @@ async def test_a_stream_answered_with_a_whole_message_body_is_read(make_model: M
     model, fake = make_model(json_reply(200, message_body(TEXT)))
     response = await _ask(model, True)
     assert response.text == "fine" and len(fake.requests) == 1
+
+
+@pytest.mark.anyio
+async def test_waiting_for_a_pooled_connection_is_not_bounded_by_the_read_timeout(
+    make_model: MakeModel,
+) -> None:
+    # A burst of runs queues for the pool's connections; that wait is ours, not the server's.
+    # With httpx's pool timeout equal to a 2 s read timeout, 500 concurrent runs retried
+    # PoolTimeouts until every one of them hit its run timeout (benchmarks/faults.py).
+    seen: list[dict[str, Any]] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        seen.append(dict(request.extensions["timeout"]))
+        return json_reply(200, message_body(TEXT))
+
+    model, _ = make_model(reply, reply)
+    await model.request(ASK)
+    await model.request(ASK.model_copy(update={"settings": ModelSettings(timeout=2.0)}))
+    assert [t["pool"] for t in seen] == [None, None]
+    assert [t["read"] for t in seen] == [600.0, 2.0] and seen[1]["connect"] == 2.0

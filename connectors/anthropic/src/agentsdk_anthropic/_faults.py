@@ -30,6 +30,8 @@ def network_failure(exc: Exception, timeout: httpx.Timeout, *, answered: bool) -
     """What went wrong on the wire, in plain words (never httpx's own exception text)."""
     if isinstance(exc, httpx.ConnectTimeout):
         return f"could not connect within {timeout.connect or 0:g} s"
+    if isinstance(exc, httpx.PoolTimeout):
+        return f"no free pooled connection within {timeout.pool or 0:g} s"
     if isinstance(exc, httpx.TimeoutException):
         seconds = f"{timeout.read:g} s" if timeout.read is not None else "the read timeout"
         if answered:

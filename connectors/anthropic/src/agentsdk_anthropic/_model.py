@@ -105,7 +105,7 @@ class AnthropicModel:
         self.retry = retry or RetryPolicy()
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         self._api_key = SecretStr(key)
-        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+        self._timeout = _timeouts(timeout)
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
         self._client_loop: anyio.lowlevel.EventLoopToken | None = None
@@ -130,6 +130,7 @@ class AnthropicModel:
         loop = anyio.lowlevel.current_token()
         if self._client is None or self._client_loop != loop:
             self._client = httpx.AsyncClient(
+                limits=_LIMITS,
                 base_url=self.base_url,
                 transport=self._transport,
                 timeout=self._timeout,
@@ -362,7 +363,7 @@ class AnthropicModel:
     ) -> httpx.Response:
         """One POST: a 200 response (body read, or open for streaming), or ``_Retry`` /
         ``ModelError``."""
-        per_request = self._timeout if timeout is None else httpx.Timeout(timeout)
+        per_request = self._timeout if timeout is None else _timeouts(timeout)
         client = self._http()
         request = client.build_request("POST", "/v1/messages", content=content, timeout=per_request)
         answered = False
@@ -392,6 +393,20 @@ class AnthropicModel:
             raise error
         retry_after = parse_retry_after(response.headers.get("retry-after"), now=self.retry.clock())
         raise _Retry(error, retry_after=retry_after)
+
+
+MAX_CONNECTIONS = 100
+# Keep every pooled connection alive (httpx keeps 20 by default): under load the other 80
+# would be closed on release and opened again for the next request.
+_LIMITS = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS)
+
+
+def _timeouts(seconds: float) -> httpx.Timeout:
+    """A bound on each read (and on connecting, at most 10 s). No bound on waiting for a free
+    pooled connection: that is our own queue, not the server being slow, and the run's own
+    timeout covers it (a pool timeout as short as a read timeout turned a burst of 500 runs
+    into retries that never reached the server)."""
+    return httpx.Timeout(seconds, connect=min(seconds, 10.0), pool=None)
 
 
 def _is_message(content: bytes) -> bool:
