@@ -83,6 +83,8 @@ async def test_overlap_and_distance(toolkit: ThreeJSToolkit) -> None:
     overlapping = await checked(toolkit, "assert_not_overlapping", name="a", other="b")
     assert not overlapping["passed"]
     assert overlapping["measured"]["penetration"] == pytest.approx(0.2, abs=1e-4)  # type: ignore[index]
+    moved = await call(toolkit, "update_object", name="b", position=[0.9, 0.5, 0])
+    assert "Note: b overlaps a by 0.1 (b's bottom is y 0; a's top is y 1)." in moved.text
     await call(toolkit, "update_object", name="b", position=[1.0, 0.5, 0])
     touching = await checked(toolkit, "assert_not_overlapping", name="a", other="b")
     assert touching["passed"]
