@@ -315,3 +315,47 @@ async def test_reset_gives_a_fresh_empty_project(engine: GodotEngine, tmp_path) 
         await call(toolkit, "create_scene", path="res://keep.tscn")
         await toolkit.reset()
         assert (mine / "keep.tscn").exists()  # a folder you gave is never emptied
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_framing_an_imported_model_from_its_measured_bounds(toolkit: GodotToolkit) -> None:
+    """A third-party glTF (Debian's assimp test models): measure it, aim a camera at it from its
+    bounds alone, and the screenshot's report sees it as one object, whole, in frame."""
+    import json
+    import math
+
+    source = "/usr/share/assimp/models/glTF2/2CylinderEngine-glTF-Binary/2CylinderEngine.glb"
+    await call(toolkit, "create_scene", path="res://main.tscn", root_type="Spatial")
+    done = await call(
+        toolkit, "import_asset", source=source, scene="res://main.tscn", name="Engine"
+    )
+    assert not done.is_error, done.text
+    bounds = await toolkit.measurements("res://main.tscn")
+    engine = bounds.node("Engine")
+    size, centre = engine.size, engine.centre
+    assert min(size) > 0 and len([n for n in bounds.nodes if n.path.startswith("Engine/")]) > 10
+    # back off along +z until the bounding sphere fits the vertical field of view (70 degrees)
+    radius = math.dist(engine.min, engine.max) / 2  # type: ignore[arg-type]
+    distance = radius / math.sin(math.radians(30))
+    eye = (centre[0], centre[1], centre[2] + distance)
+    await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Cam",
+        type="Camera",
+        properties={
+            "translation": f"Vector3( {eye[0]}, {eye[1]}, {eye[2]} )",
+            "far": str(distance * 4),
+            "current": "true",  # the glTF brings a camera of its own
+        },
+    )
+    await call(toolkit, "add_node", scene="res://main.tscn", name="Sun", type="DirectionalLight")
+    framed = json.loads((await call(toolkit, "assert_in_frame", node="Engine")).text)
+    assert framed["passed"], framed
+    shot = await call(toolkit, "screenshot", frames=2, width=160, height=160)
+    assert not shot.is_error, shot.text
+    line = next(x for x in shot.text.splitlines() if x.startswith("Engine:"))
+    assert "cut off" not in line and "1 of 1 objects visible" in shot.text, shot.text
+    assert shot.text.splitlines()[1].startswith("view Cam 160x160")

@@ -182,7 +182,13 @@ class SceneFile:
             )
             return Block(text, origin)
 
-        blocks = [block(self.kind, head, {}, self.header_origin)]
+        header = self.header_origin
+        if header is not None and list(header.attrs) != list(head):
+            # load_steps appeared or went: the engine's order (type, load_steps, format, ...)
+            header = None
+        blocks = [block(self.kind, head, {}, header)]
+        if header is None and self.header_origin is not None:
+            blocks[0].origin = self.header_origin  # its gap to the next section still holds
         for e in self.ext_resources:
             # the engine's attribute order: Godot 3 path-type-id, Godot 4 type-uid-path-id
             attrs: dict[str, Variant] = (

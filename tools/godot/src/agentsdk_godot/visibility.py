@@ -46,6 +46,7 @@ class PassIndex(BaseModel):
     scale: int
     camera: bool
     objects: list[PassObject]
+    view: str = ""  # the camera's node path
 
 
 def _sides(mask: NDArray[np.bool_], width: int, height: int, scale: int) -> list[str]:
@@ -67,9 +68,11 @@ def _region_counts(ids: NDArray[np.int32], count: int) -> NDArray[np.int64]:
     return np.bincount(ids.ravel(), minlength=count + 1)
 
 
-def read_report(folder: Path, view: str = "camera") -> VisibilityReport:
-    """The report of the passes in `folder` (`report.json`, `beauty.png`, `ids.rgb`, `alone_*.l8`)."""
+def read_report(folder: Path, view: str | None = None) -> VisibilityReport:
+    """The report of the passes in `folder` (`report.json`, `beauty.png`, `ids.rgb`, `alone_*.l8`);
+    the view is named after the camera's node path unless `view` is given."""
     index = PassIndex.model_validate(json.loads((folder / "report.json").read_text()))
+    view = view or index.view or "no camera"
     beauty = load_rgb((folder / "beauty.png").read_bytes())
     width, height, scale = index.width, index.height, index.scale
     names = {o.index: o.name for o in index.objects}
@@ -79,7 +82,9 @@ def read_report(folder: Path, view: str = "camera") -> VisibilityReport:
         ids = np.zeros((height, width), dtype=np.int32)
         for o in index.objects:
             facts[o.name] = ObjectFacts(name=o.name, behind_camera=o.behind_camera)
-        return visibility_report(ids, names, beauty, facts, view=view)
+        report = visibility_report(ids, names, beauty, facts, view=view)
+        report.hints.insert(0, "the scene has no current Camera: add a Camera node")
+        return report
     big = _raw(ids_file, height * scale, width * scale, 3)
     count = len(index.objects)
     x0, y0 = (scale - 1) // 2 * width, (scale - 1) // 2 * height

@@ -235,7 +235,9 @@ class VisionPass extends Reference:
 	func start():
 		var source = root.get_camera()
 		var size = root.size
-		index = {"width": int(size.x), "height": int(size.y), "scale": scale, "camera": source != null, "objects": []}
+		index = {"width": int(size.x), "height": int(size.y), "scale": scale, "camera": source != null, "objects": [], "view": ""}
+		if source != null:
+			index["view"] = str(scene.get_path_to(source)) if scene.is_a_parent_of(source) else str(source.name)
 		_collect(scene, source)
 		for item in objects:
 			index["objects"].append({"name": item["name"], "index": item["index"], "behind_camera": item["behind_camera"], "outside_frustum": item["outside_frustum"], "alone": ""})
