@@ -14,7 +14,21 @@ Side by side in one run:
 
 Prints a table (median and p95 in ms) and writes benchmarks/results/blender.json.
 
+``--part report`` measures the visual feedback and prompt size instead (results in
+benchmarks/results/blender_report.json):
+
+* the visibility report's cost per render: a 5-object scene, workbench at 512x512, warm,
+  renders alternating with and without the report (ID pass + facts + report maths); the
+  ratio of the medians (goal <= 1.3x);
+* the report's size in the tool result for that scene, in characters and in tokens counted
+  as characters / 4 (no tokenizer of a hosted model is installed here);
+* the tool schemas' prompt size (JSON of every tool spec, characters / 4) per tool group
+  choice: the default ``core`` group against every group (the old default offered all tools
+  but ``execute_python``);
+* validate_asset on a 1,310,720-triangle GLB: seconds and peak memory (in a child process).
+
     uv run python benchmarks/blender.py [--runs 30] [--cold-runs 3] [--render-runs 3]
+    uv run python benchmarks/blender.py --part report [--runs 10]
 """
 
 from __future__ import annotations
@@ -139,13 +153,143 @@ async def measure(runs: int, cold_runs: int, render_runs: int) -> list[dict[str,
     return rows
 
 
+REPORT_RESULTS = Path(__file__).parent / "results" / "blender_report.json"
+FIVE = [
+    ("cube", "Crate", (0.0, 0.0, 1.0), (0.8, 0.1, 0.1, 1.0)),
+    ("uv_sphere", "Ball", (2.5, 0.0, 1.0), (0.1, 0.2, 0.9, 1.0)),
+    ("cone", "Cone", (-2.5, 0.0, 1.0), (0.1, 0.7, 0.2, 1.0)),
+    ("torus", "Ring", (0.0, 2.5, 0.5), (0.9, 0.7, 0.1, 1.0)),
+    ("monkey", "Suzanne", (0.0, -2.2, 1.0), (0.6, 0.6, 0.6, 1.0)),
+]
+
+
+def _tokens(text: str) -> int:
+    return round(len(text) / 4)
+
+
+def _schema_chars(groups: list[str]) -> tuple[int, int]:
+    from agentsdk_blender import BlenderToolkit
+
+    tools = BlenderToolkit(groups=groups).tools()
+    return len(tools), len(json.dumps([t.spec().model_dump() for t in tools]))
+
+
+def _validate_big() -> dict[str, object]:
+    """validate_asset on a 1.3M-triangle GLB in a child process (time and peak RSS)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    code = """
+import json, resource, sys, time
+import numpy as np, trimesh
+from agentsdk_blender import validate_asset
+sphere = trimesh.creation.icosphere(subdivisions=8)
+vertices = sphere.vertices[sphere.faces].reshape(-1, 3)
+trimesh.Trimesh(vertices, np.arange(len(vertices)).reshape(-1, 3), process=False).export(sys.argv[1])
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started, cpu = time.perf_counter(), time.process_time()
+report = validate_asset(sys.argv[1])
+seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"triangles": report.triangles, "seconds": round(seconds, 3),
+                  "cpu_seconds": round(cpu, 3),
+                  "peak_rss_mb": round(peak / 1024), "rss_before_mb": round(before / 1024)}))
+"""
+    with tempfile.TemporaryDirectory() as folder:
+        out = subprocess.run(
+            [sys.executable, "-c", code, f"{folder}/sphere.glb"],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+async def measure_report(runs: int) -> dict[str, object]:
+    from agentsdk_blender import BlenderToolkit
+
+    kit = BlenderToolkit(BlenderWorker(timeout=300), groups=["core"])
+    async with kit:
+        for kind, name, where, colour in FIVE:
+            await kit.connection.call(
+                "create_primitive",
+                p.CreatePrimitiveArgs(kind=kind, name=name, location=where),
+                p.ObjectInfo,
+            )
+            await kit.connection.call(
+                "set_material", p.SetMaterialArgs(name=name, base_color=colour), p.MaterialResult
+            )
+        await kit.connection.call(
+            "place_camera", p.PlaceCameraArgs(location=(9, -9, 6), look_at=(0, 0, 1)), p.ObjectInfo
+        )
+        await kit.connection.call(
+            "place_light", p.PlaceLightArgs(location=(4, -3, 8)), p.ObjectInfo
+        )
+        render = next(t for t in kit.tools() if t.name == "render")
+        await kit.look(resolution=(512, 512))  # warm: first-render setup out of the timing
+        plain, reported, id_pass = [], [], []
+        for _ in range(runs):
+            started = time.perf_counter()
+            await kit.look(resolution=(512, 512), report=False)
+            plain.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            outcome = await render.call({"resolution": [512, 512]})
+            reported.append(time.perf_counter() - started)
+        [look] = await kit.look(resolution=(512, 512))
+        assert look.report is not None
+        text = look.report.to_text()
+        del id_pass
+    tool_text = outcome.text
+    core_tools, core_chars = _schema_chars(["core"])
+    every = ["core", "measure", "assets", "passes", "python"]
+    all_tools, all_chars = _schema_chars(every)
+    old_tools, old_chars = _schema_chars(["core", "measure", "assets", "passes"])
+    return {
+        "scene": [name for _, name, _, _ in FIVE],
+        "render_plain_ms": row("render 512x512 workbench, no report", plain),
+        "render_with_report_ms": row("render 512x512 workbench + report (tool)", reported),
+        "report_cost_ratio": round(statistics.median(reported) / statistics.median(plain), 3),
+        "report_text": text,
+        "report_chars": len(text),
+        "report_tokens_chars_div_4": _tokens(text),
+        "tool_text_chars": len(tool_text),
+        "tool_text_tokens_chars_div_4": _tokens(tool_text),
+        "schemas": {
+            "core (default)": {
+                "tools": core_tools,
+                "chars": core_chars,
+                "tokens": _tokens("x" * core_chars),
+            },
+            "every group but python (the old default)": {
+                "tools": old_tools,
+                "chars": old_chars,
+                "tokens": _tokens("x" * old_chars),
+            },
+            "every group": {
+                "tools": all_tools,
+                "chars": all_chars,
+                "tokens": _tokens("x" * all_chars),
+            },
+        },
+        "validate_1m_triangles": _validate_big(),
+    }
+
+
 def main() -> None:
     """Measure, print the table, write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["latency", "report"], default="latency")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--render-runs", type=int, default=3)
     args = parser.parse_args()
+    if args.part == "report":
+        found = anyio.run(measure_report, min(args.runs, 10))
+        found["machine"] = {"cpus": os.cpu_count(), "load_average": os.getloadavg()}
+        REPORT_RESULTS.write_text(json.dumps(found, indent=2) + "\n")
+        print(json.dumps({k: v for k, v in found.items() if k != "report_text"}, indent=2))
+        print(found["report_text"])
+        print(f"wrote {REPORT_RESULTS}")
+        return
     rows = anyio.run(measure, args.runs, args.cold_runs, args.render_runs)
     print(f"{'case':<38} {'runs':>4} {'median ms':>10} {'p95 ms':>10} {'engine ms':>10}")
     for r in rows:

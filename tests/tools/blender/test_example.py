@@ -33,7 +33,7 @@ def test_example_builds_validates_and_exports(
     assert "validated on attempt 2" in printed  # the over-smoothed first crate was rejected
     # It read "cut off" in the first render's report and reframed, from the text alone.
     assert "Crate: " in printed and "cut off" in printed and printed.count("fit_view: ok") == 1
-    assert printed.count("render: ok: rendered 2 view(s)") == 3  # cut off, reframed, rebuilt
+    assert printed.count("render: ok: rendered with workbench") == 3  # cut off, reframed, rebuilt
     report = validate_asset(tmp_path / "crate.glb", AssetSpec.model_validate(example.SPEC))
     assert report.ok and report.triangles == 108
     # The latest images are kept in the transcript (older ones become artifact references).

@@ -129,6 +129,7 @@ def object_facts(points: list[NDArray[Any]], projection: Projection) -> JSON:
     every = np.concatenate(points)
     depth = projection.depth(every)
     facts: JSON = {"behind_camera": bool(depth.max() <= 0.0), "outside_frustum": False}
+    facts["depth"] = (float(depth.min()), float(depth.max()))
     facts["crosses_camera_plane"] = bool(depth.min() <= 0.0 < depth.max())
     facts["rect"] = None
     if facts["behind_camera"] or facts["crosses_camera_plane"]:
@@ -286,8 +287,12 @@ def _alone_groups(names: list[str], facts: dict[str, JSON]) -> list[list[str]]:
     framed = [n for n in names if not facts[n]["behind_camera"] and not facts[n]["outside_frustum"]]
     for name in framed:
         fact = facts[name]
+        # Only something nearer (somewhere) whose screen box overlaps can hide it.
         fact["needs_alone"] = any(
-            _overlap(fact["rect"], facts[other]["rect"]) for other in framed if other != name
+            _overlap(fact["rect"], facts[other]["rect"])
+            and facts[other]["depth"][0] < fact["depth"][1]
+            for other in framed
+            if other != name
         )
         fact["needs_zoom"] = bool(
             fact["rect"] is not None and fact.get("cut_sides") and fact["zoom"] <= MAX_ZOOM
@@ -304,6 +309,22 @@ def _alone_groups(names: list[str], facts: dict[str, JSON]) -> list[list[str]]:
     return groups
 
 
+def _border(render: Any, rects: list[list[float] | None], factor: float) -> None:
+    """Render only the region the objects can cover (their NDC boxes seen through a lens
+    ``factor`` times wider), with a small margin; the whole frame when a box is unknown."""
+    if any(r is None for r in rects):
+        render.use_border = False
+        return
+    boxes = [r for r in rects if r is not None]
+    low_x, low_y = min(r[0] for r in boxes) / factor, min(r[1] for r in boxes) / factor
+    high_x, high_y = max(r[2] for r in boxes) / factor, max(r[3] for r in boxes) / factor
+    render.use_border, render.use_crop_to_border = True, False
+    render.border_min_x = max(0.0, low_x / 2 + 0.5 - 0.01)
+    render.border_max_x = min(1.0, high_x / 2 + 0.5 + 0.01)
+    render.border_min_y = max(0.0, low_y / 2 + 0.5 - 0.01)
+    render.border_max_y = min(1.0, high_y / 2 + 0.5 + 0.01)
+
+
 def _count_alone(
     scene: Any,
     camera: Any,
@@ -317,6 +338,9 @@ def _count_alone(
     members = set(group)
     for obj in objects:
         obj.hide_render = obj.name not in members
+    render = scene.render
+    rects = [facts[n]["rect"] for n in group]
+    _border(render, rects, 1.0)
     count = len(names)
     numbers = {n: i for i, n in enumerate(names, start=1)}
     passes = 0
@@ -331,6 +355,7 @@ def _count_alone(
     zoomed = [n for n in group if facts[n]["needs_zoom"]]
     if zoomed:
         factor = max(facts[n]["zoom"] for n in zoomed) * 1.02
+        _border(render, rects, factor)
         with _zoomed(camera, factor):
             ids = decode_ids(_render_rgba(scene, path), count)
         pixels = np.bincount(ids.ravel(), minlength=count + 1)
@@ -339,6 +364,7 @@ def _count_alone(
             facts[name]["pixels_unclipped"] = round(float(pixels[numbers[name]]) * factor * factor)
     for obj in objects:
         obj.hide_render = False
+    render.use_border = False
     return passes
 
 

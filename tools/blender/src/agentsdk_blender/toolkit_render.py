@@ -98,7 +98,7 @@ class RenderTools(BlenderToolkitBase):
         )  # fmt: skip
         looks = await self._render(args)
         seconds = sum(item.seconds for item in looks)
-        head = f"rendered {len(looks)} view(s) with {engine} at {resolution[0]}x{resolution[1]} in {seconds:.1f} s"
+        head = f"rendered with {engine} in {seconds:.1f} s"  # sizes are in each view line
         texts = [item.report.to_text() for item in looks if item.report is not None]
         notice = self.connection.take_notice()
         lead: list[str | Image | TextPart] = [f"Note: {notice}."] if notice else []

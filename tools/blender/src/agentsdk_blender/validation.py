@@ -184,11 +184,11 @@ def _validate(source: Path, spec: AssetSpec) -> AssetReport:
     if facts is None:
         has_normals = _text_normals(source, fmt)
         meshes = [m.model_copy(update={"has_normals": has_normals}) for m in meshes]
-    placed = [g for g in scene.dump(concatenate=False) if isinstance(g, trimesh.Trimesh)]
-    triangles = sum(len(g.faces) for g in placed)
-    vertices = sum(len(g.vertices) for g in placed)
+    placed = _placed(scene)
+    triangles = sum(len(g.faces) for g, _ in placed)
+    vertices = sum(len(g.vertices) for g, _ in placed)
     if placed:
-        low, high = scene.bounds
+        low, high = _bounds(placed)
         if not (np.isfinite(low).all() and np.isfinite(high).all()):
             message = "vertex positions contain infinite or NaN values"
             issues.append(Issue(severity="error", code="non_finite_positions", message=message))
@@ -227,6 +227,44 @@ def _validate(source: Path, spec: AssetSpec) -> AssetReport:
         animations=facts.animations if facts else [],
         morph_targets=sum(m.morph_targets for m in meshes),
     )
+
+
+def _placed(scene: trimesh.Scene) -> list[tuple[trimesh.Trimesh, npt.NDArray[np.float64]]]:
+    """Each mesh instance as placed by the scene graph, with its 4x4 transform (no copies:
+    a 1M-triangle mesh is not duplicated to be counted)."""
+    found = []
+    for node in scene.graph.nodes_geometry:
+        transform, name = scene.graph[node]
+        geometry = scene.geometry.get(name)
+        if isinstance(geometry, trimesh.Trimesh):
+            found.append((geometry, np.asarray(transform, np.float64)))
+    return found
+
+
+def _bounds(
+    placed: list[tuple[trimesh.Trimesh, npt.NDArray[np.float64]]],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Exact world bounds of the placed meshes (vertices transformed unless the transform
+    only moves and scales, when the mesh's own bounds transform exactly)."""
+    lows, highs = [], []
+    for geometry, transform in placed:
+        vertices = np.asarray(geometry.vertices, np.float64)
+        if not len(vertices):
+            continue
+        linear = transform[:3, :3]
+        if np.count_nonzero(linear - np.diag(np.diag(linear))) == 0:
+            scale = np.diag(linear)
+            corners = np.array([vertices.min(axis=0) * scale, vertices.max(axis=0) * scale])
+            corners = corners + transform[:3, 3]
+            lows.append(corners.min(axis=0))
+            highs.append(corners.max(axis=0))
+        else:
+            moved = vertices @ linear.T + transform[:3, 3]
+            lows.append(moved.min(axis=0))
+            highs.append(moved.max(axis=0))
+    if not lows:
+        return np.zeros(3), np.zeros(3)
+    return np.min(lows, axis=0), np.max(highs, axis=0)
 
 
 def _unchecked(source: Path, fmt: str, issues: list[Issue], facts: GltfFacts) -> AssetReport:

@@ -38,4 +38,5 @@ def report_for(view: RenderedView, beauty_png: bytes) -> VisibilityReport | None
         for f in passed.facts
     }
     beauty = _rgba(beauty_png)[..., :3]
-    return visibility_report(ids, names, beauty, facts, view=view.view)
+    # Two hints at most: a 5-object report stays near 100 tokens (benchmarks/blender.py).
+    return visibility_report(ids, names, beauty, facts, view=view.view, max_hints=2)
