@@ -292,6 +292,14 @@ class GameSession:
             return await anyio.to_thread.run_sync(self._exchange_sync, message)
 
     def _exchange_sync(self, message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._exchange_frames(message)
+        except TimeoutError:
+            raise BridgeError("the game did not answer in 60 s (is it stuck in a loop?)") from None
+        except OSError as err:
+            raise BridgeError(f"the connection to the game failed: {err}") from None
+
+    def _exchange_frames(self, message: dict[str, Any]) -> dict[str, Any]:
         if self._sock is None:
             raise BridgeError("not connected")
         body = json.dumps(message).encode()
@@ -299,7 +307,10 @@ class GameSession:
         size = struct.unpack(">I", _recv_exact(self._sock, 4))[0]
         if size > _MAX_REPLY_BYTES:
             raise BridgeError(f"the game sent a {size}-byte frame (limit {_MAX_REPLY_BYTES})")
-        reply = json.loads(_recv_exact(self._sock, size))
+        try:
+            reply = json.loads(_recv_exact(self._sock, size))
+        except (ValueError, UnicodeDecodeError) as err:
+            raise BridgeError(f"the game sent a frame that is not JSON: {err}") from None
         if not isinstance(reply, dict):
             raise BridgeError("the game sent a frame that is not an object")
         return reply
