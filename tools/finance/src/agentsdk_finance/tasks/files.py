@@ -202,7 +202,7 @@ def _report_numbers(world: World) -> CheckValue:
             if abs(got - exp) > tol
         ]
         if f"({fall.peak} → {fall.trough})" not in cells[5]:
-            problems.append(f"{subject.symbol} drawdown dates are not {fall.peak} → {fall.trough}")
+            problems.append(f"{subject.symbol} drawdown is not {fall.peak} → {fall.trough}")
     return not problems, "; ".join(problems) or "every figure matches the data"
 
 
@@ -361,12 +361,13 @@ def file_tasks() -> list[Task]:
         figure_task(
             "aapl-net-margin",
             "From Apple's (AAPL) latest filing, what were revenue (in billions of dollars) and "
-            "the net margin for the quarter? Use the fundamentals tool and quote its cite text.",
+            "the net margin for the quarter? Use the fundamentals tool and start the answer "
+            "with its summary line.",
             (filing,),
             [call("fundamentals", symbol="AAPL")],
             tools=("fundamentals",),
             tags=("one-tool", "fundamentals", "small-model"),
-            description="Revenue and net margin of the 10-Q, re-read from the XBRL with ElementTree.",
+            description="Revenue and net margin of the 10-Q, re-read from the XBRL (ElementTree).",
         ),
         figure_task(
             "aapl-current-ratio",
@@ -411,12 +412,12 @@ def file_tasks() -> list[Task]:
             ],
             max_turns=6,
             tags=("bad-data", "one-tool", "small-model"),
-            description="A copy of MSFT 2008 with a zero and an empty close: name the rows, no number.",
+            description="MSFT 2008 copied with a zero and an empty close: name the rows, no number.",
         ),
         figure_task(
             "dotted-ticker",
             "In the quotes folder, what was the total return of BRK.B in 2019 (not BRK.A)? "
-            "Quote the tool's cite text.",
+            "Start the answer with the tool's summary line.",
             (brk,),
             [call("performance", symbol="BRK.B", start="2019", end="2019")],
             tools=("performance", "price_history"),

@@ -16,10 +16,10 @@ from agentsdk_finance.tasks import checks as tc
 
 INSTRUCTIONS = (
     "You are a careful financial analyst with market-data tools. Get every number from a "
-    "tool; never compute or guess one yourself. Give percentages with one decimal and a % "
-    "sign. After the figures, quote the tool result's cite text (it names the source, the "
-    "symbol and the period) so the reader sees where each number came from. If a tool says "
-    "the data is bad, name the bad rows and give no figure."
+    "tool; never compute or guess one yourself. Start your answer with the summary line of "
+    "each tool result you used, copied exactly: it names the symbol, the period and the "
+    "source. Then answer the question, with percentages to one decimal and a % sign. If a "
+    "tool says the data is bad, name the bad rows and give no figure."
 )
 FINANCE = ToolkitSpec("finance")
 

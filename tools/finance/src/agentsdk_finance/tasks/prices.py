@@ -202,18 +202,18 @@ def price_tasks() -> list[Task]:
             "ibm-total-return",
             "What was IBM's total return from 2005 to 2010? Call the performance tool with "
             "symbol IBM, start 2005, end 2010, then answer with the total return in percent "
-            "and quote the tool's cite text.",
+            "and start the answer with the tool's summary line.",
             (ibm,),
             [call("performance", symbol="IBM", start="2005", end="2010")],
             tools=("performance", "price_history"),
             tags=("one-tool", "small-model"),
-            description="One performance call; total return of IBM 2005-2010 from bokeh's adjusted closes.",
+            description="One performance call: IBM's 2005-2010 total return (bokeh adjusted).",
         ),
         figure_task(
             "msft-max-drawdown",
             "What was Microsoft's (MSFT) maximum drawdown over all the data, and on which "
-            "dates were the peak and the trough? Use the performance tool with symbol MSFT "
-            "and quote its cite text.",
+            "dates were the peak and the trough? Call the performance tool with symbol MSFT "
+            "and leave start and end empty (all the data).",
             (msft_dd,),
             [call("performance", symbol="MSFT")],
             tools=("performance", "price_history"),
@@ -233,7 +233,8 @@ def price_tasks() -> list[Task]:
         figure_task(
             "spx-volatility-2008",
             "How volatile was the S&P 500 (SPX) in 2008? Give its annualised volatility "
-            "from the performance tool (symbol SPX, start 2008, end 2008) and quote the cite text.",
+            "from the performance tool (symbol SPX, start 2008, end 2008, no benchmark) and "
+            "start the answer with its summary line.",
             (spx08,),
             [call("performance", symbol="SPX", start="2008", end="2008")],
             tools=PERF,
@@ -254,7 +255,7 @@ def price_tasks() -> list[Task]:
         figure_task(
             "goog-year-end-close",
             "What was Google's (GOOG) last adjusted close of 2010? Use price_history with "
-            "symbol GOOG, start 2010, end 2010 and quote the cite text.",
+            "symbol GOOG, start 2010, end 2010 and start the answer with its summary line.",
             (goog,),
             [call("price_history", symbol="GOOG", start="2010", end="2010")],
             tools=("price_history",),
