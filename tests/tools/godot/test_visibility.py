@@ -366,3 +366,16 @@ def test_scene_without_camera_and_camera_without_objects(tmp_path) -> None:  # t
     assert no_camera.report.blank and not no_camera.report.object("Box").visible  # type: ignore[union-attr]
     assert nothing.report.objects == [] and nothing.report.blank
     assert nothing.report.background == 1.0
+
+
+def test_fast_id_decoding_matches_the_core() -> None:
+    import numpy as np
+    from agentsdk.vision import id_colours, ids_from_colours
+    from agentsdk_godot.visibility import decode_ids
+
+    rng = np.random.default_rng(7)
+    for count in (0, 1, 5, 26, 27, 214, 1000, 5000):
+        image = rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)  # noise: off-grid colours
+        if count:
+            image[:24] = id_colours(count)[rng.integers(0, count + 1, (24, 64))]
+        assert (decode_ids(image, count) == ids_from_colours(image, count)).all(), count

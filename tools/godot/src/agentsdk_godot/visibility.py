@@ -18,7 +18,7 @@ import numpy as np
 from agentsdk.vision import (
     ObjectFacts,
     VisibilityReport,
-    ids_from_colours,
+    id_colours,
     load_rgb,
     visibility_report,
 )
@@ -36,6 +36,7 @@ class PassObject(BaseModel):
     behind_camera: bool = False
     outside_frustum: bool = False
     alone: str = ""
+    clear: bool = False  # nothing can be in front of it: the ID pass shows all of it
 
 
 class PassIndex(BaseModel):
@@ -88,14 +89,15 @@ def read_report(folder: Path, view: str | None = None) -> VisibilityReport:
     big = _raw(ids_file, height * scale, width * scale, 3)
     count = len(index.objects)
     x0, y0 = (scale - 1) // 2 * width, (scale - 1) // 2 * height
-    ids = ids_from_colours(big[y0 : y0 + height, x0 : x0 + width], count)
-    # objects over the limit of alone passes are measured on the whole ID pass (decoded only
-    # then: it is scale^2 times the frame)
+    ids = decode_ids(big[y0 : y0 + height, x0 : x0 + width], count)
+    in_frame = _region_counts(ids, count)
+    # objects with no pass alone (nothing in front of them, or over the limit) are measured on
+    # the whole ID pass (decoded only then: it is scale^2 times the frame)
     over_limit = [o for o in index.objects if not o.alone and not o.behind_camera]
     outside: dict[str, NDArray[np.int64]] = {}
     anywhere: NDArray[np.int64] | None = None
     if over_limit:
-        big_ids = ids_from_colours(big, count)
+        big_ids = decode_ids(big, count)
         anywhere = _region_counts(big_ids, count)
         outside = {
             "left": _region_counts(big_ids[:, :x0], count),
@@ -115,11 +117,25 @@ def read_report(folder: Path, view: str | None = None) -> VisibilityReport:
             fact["pixels_unclipped"] = int(mask.sum())
             fact["cut_sides"] = _sides(mask, width, height, scale)
         elif anywhere is not None and anywhere[o.index]:
-            # over the limit of alone passes: what shows of it, in and around the frame
+            # what shows of it in and around the frame; all of it when nothing can hide it
             fact["pixels_unclipped"] = int(anywhere[o.index])
             fact["cut_sides"] = [side for side, n in outside.items() if n[o.index]]
+            if o.clear:
+                fact["pixels_alone"] = int(in_frame[o.index])
         facts[o.name] = ObjectFacts(**fact)
     return visibility_report(ids, names, beauty, facts, view=view)
+
+
+def decode_ids(image: NDArray[np.uint8], count: int) -> NDArray[np.int32]:
+    """`agentsdk.vision.ids_from_colours`, by table lookup (the ID pass is 9x the frame)."""
+    colours = id_colours(count)
+    step = float(colours[1][2]) if count else 255.0  # object 1 is (0, 0, step)
+    levels = round(255.0 / step) + 1
+    lut = np.rint(np.arange(256, dtype=np.float64) / (255.0 / (levels - 1))).astype(np.int32)
+    digits = lut[image[..., :3]]
+    ids: NDArray[np.int32] = (digits[..., 0] * levels + digits[..., 1]) * levels + digits[..., 2]
+    ids[ids > count] = 0
+    return ids
 
 
 def _raw(path: Path, height: int, width: int, channels: int) -> NDArray[np.uint8]:

@@ -240,7 +240,9 @@ class VisionPass extends Reference:
 			index["view"] = str(scene.get_path_to(source)) if scene.is_a_parent_of(source) else str(source.name)
 		_collect(scene, source)
 		for item in objects:
-			index["objects"].append({"name": item["name"], "index": item["index"], "behind_camera": item["behind_camera"], "outside_frustum": item["outside_frustum"], "alone": ""})
+			# an object nothing can be in front of needs no pass alone: the ID pass shows all of it
+			item["clear"] = source != null and _nothing_in_front(item)
+			index["objects"].append({"name": item["name"], "index": item["index"], "behind_camera": item["behind_camera"], "outside_frustum": item["outside_frustum"], "alone": "", "clear": item["clear"]})
 		var colours = id_colours(objects.size())
 		var shader = Shader.new()
 		shader.code = "shader_type spatial;\nrender_mode unshaded;\nuniform vec4 id_colour;\nvoid fragment() {\n\tALBEDO = id_colour.rgb;\n}\n"
@@ -288,7 +290,7 @@ class VisionPass extends Reference:
 		camera.global_transform = source.global_transform
 		camera.current = true
 		for item in objects:
-			if not item["behind_camera"] and not item["outside_frustum"] and queue.size() < limit:
+			if not item["behind_camera"] and not item["outside_frustum"] and not item["clear"] and queue.size() < limit:
 				queue.append(item["index"])
 		current = 0
 
@@ -336,6 +338,28 @@ class VisionPass extends Reference:
 			if not source.is_position_behind(p):
 				behind = false
 		item["behind_camera"] = behind
+		# where it can show (the projected box; the whole view if it reaches behind the camera)
+		# and how near it comes, to tell which objects may hide which
+		var view = source.global_transform.affine_inverse()
+		var rect = Rect2()
+		var first = true
+		var near = INF
+		var far = -INF
+		var spans = false
+		for p in points:
+			var depth = -(view * p).z
+			near = min(near, depth)
+			far = max(far, depth)
+			if source.is_position_behind(p):
+				spans = true
+				continue
+			var at = source.unproject_position(p)
+			rect = Rect2(at, Vector2()) if first else rect.expand(at)
+			first = false
+		item["rect"] = rect
+		item["whole_view"] = spans
+		item["near"] = near
+		item["far"] = far
 		if not behind:
 			for plane in source.get_frustum():
 				var all_out = true
@@ -344,6 +368,17 @@ class VisionPass extends Reference:
 						all_out = false
 				if all_out:
 					item["outside_frustum"] = true
+
+	func _nothing_in_front(item):
+		if item["behind_camera"] or item["outside_frustum"]:
+			return false
+		for other in objects:
+			if other == item or other["behind_camera"] or other["outside_frustum"]:
+				continue
+			var overlaps = item["whole_view"] or other["whole_view"] or item["rect"].grow(1).intersects(other["rect"].grow(1))
+			if overlaps and other["near"] < item["far"]:
+				return false
+		return true
 
 	static func id_colours(count):
 		# the same grid as agentsdk.vision.id_colours: row 0 (black) is the background
