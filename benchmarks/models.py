@@ -5,7 +5,8 @@
 2. A tool-call turn on each tool-capable model (the README quickstart's ``add``, tools
    constrained): seconds per turn, median of ``--runs``.
 3. Memory: resident set of each engine's server process, with the 0.5B and 1.5B engines
-   serving at the same time (one process per model), and one concurrent turn on each.
+   serving at the same time (one process per model), and one concurrent turn on each;
+   the 0.5B server with 1, 2 and 4 parallel slots (``LocalEngine(parallel=N)``).
 4. ``local:tiered`` on the quickstart: per-turn model, tier and seconds.
 
 Prints tables and writes benchmarks/results/models.json.
@@ -182,6 +183,15 @@ async def both_served() -> dict[str, Any]:
     }
 
 
+async def slots_memory(counts: tuple[int, ...] = (1, 2, 4)) -> dict[str, float | None]:
+    """Server RSS of the 0.5B engine with 1, 2 and 4 parallel slots (each a full context)."""
+    found: dict[str, float | None] = {}
+    for count in counts:
+        async with LocalEngine("qwen2.5-coder-0.5b", parallel=count) as engine:
+            found[str(count)] = rss_mb(engine.pid)
+    return found
+
+
 async def tiered() -> dict[str, Any]:
     """local:tiered on the quickstart: which tier and model served each turn, how long."""
     agent = Agent(
@@ -214,6 +224,7 @@ async def main(runs: int, max_tokens: int) -> dict[str, Any]:
         "settings": {"runs": runs, "max_tokens": max_tokens, "temperature": 0, "stream": True},
         "models": await speed(runs, max_tokens),
         "both_served": await both_served(),
+        "slots_rss_mb": await slots_memory(),
         "tiered": await tiered(),
         "machine": {
             "cpus": os.cpu_count(),
@@ -238,6 +249,7 @@ def _table(result: dict[str, Any]) -> str:
         f"\nBoth Qwen engines at once: RSS {both['rss_mb']} MB; one concurrent tool turn each "
         f"in {both['wall_s']} s: {json.dumps(both['turns'])}"
     )
+    rows.append(f"0.5B server RSS by parallel slots (MB): {result['slots_rss_mb']}")
     tiered_run = result["tiered"]
     rows.append(
         f"local:tiered on the quickstart ({tiered_run['total_s']} s): {tiered_run['turns']}"

