@@ -137,8 +137,10 @@ def _clients() -> Any:
 
     spec = importlib.util.spec_from_file_location("_faults_clients", HERE / "_faults_clients.py")
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
     return module
 
 
