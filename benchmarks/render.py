@@ -10,12 +10,18 @@ Three paths, side by side in one run, same scene (two lit meshes, MeshStandardMa
 
 Prints a table (p50/p95 in ms) and writes benchmarks/results/render.json.
 
+``--visibility`` measures what the visibility report adds to a warm 512x512 render of a lit
+5-object scene: the same re-render with and without the report, interleaved (p50 ratio; goal
+<= 1.3x), split into the page's ID passes and the Python side (decode + agentsdk.vision), and
+writes benchmarks/results/render_visibility.json. ``--tokens`` also counts the report's text.
+
 ``--tokens`` measures instead what the toolkit's tool schemas cost in the prompt, per tool
 group, as the local Qwen2.5-Coder-0.5B (the embedded engine, its own chat template) counts
-them: ``usage.prompt_tokens`` of a one-message request with the tools minus the same request
-without them. Writes benchmarks/results/render_tokens.json.
+them: the tokens of the prompt the chat template renders for a one-message request with the
+tools, minus the same without them (llama.cpp's /apply-template and /tokenize: no inference). Writes benchmarks/results/render_tokens.json.
 
     uv run python benchmarks/render.py [--runs 20] [--launch-runs 8]
+    uv run python benchmarks/render.py --visibility [--runs 30]
     uv run python benchmarks/render.py --tokens
 """
 
@@ -49,13 +55,36 @@ floor.rotation.x = -Math.PI / 2;
 scene.add(box, ball, floor);
 """
 RESULTS = Path(__file__).parent / "results" / "render.json"
+VISIBILITY_RESULTS = Path(__file__).parent / "results" / "render_visibility.json"
+FIVE_OBJECTS = """scene.background = new THREE.Color(0xbfd8ff);
+scene.add(new THREE.AmbientLight(0xffffff, 0.6));
+const sun = new THREE.DirectionalLight(0xffffff, 2.5);
+sun.position.set(3, 6, 4);
+scene.add(sun);
+const add = (name, geometry, color, x, y, z) => {
+  const mesh = new THREE.Mesh(geometry, new THREE.MeshStandardMaterial({ color }));
+  mesh.name = name; mesh.position.set(x, y, z); scene.add(mesh); return mesh;
+};
+add('box', new THREE.BoxGeometry(1.5, 1.5, 1.5), 0xff2020, 0, 0.75, 0);
+add('ball', new THREE.SphereGeometry(0.6, 48, 24), 0x2050ff, 1.8, 0.6, 0.5);
+add('cone', new THREE.ConeGeometry(0.5, 1.2, 32), 0x20c040, -1.8, 0.6, 0.8);
+add('ring', new THREE.TorusGeometry(0.5, 0.15, 16, 48), 0xffc020, 0.5, 0.5, 2);
+add('floor', new THREE.PlaneGeometry(8, 8), 0x808080, 0, 0, 0).rotation.x = -Math.PI / 2;
+"""
 TOKEN_RESULTS = Path(__file__).parent / "results" / "render_tokens.json"
-# "before": the toolkit as it was (raw JS, montage, files); "after": the default core group.
+# "before": the toolkit's four tools as they were; "after": the default core group. A row lists
+# tool groups, or tool names (the before row).
 TOKEN_ROWS = {
-    "before: render_scene, render_views, load_model, export_glb": ["code", "views", "files"],
-    "after: default (core)": ["core"],
+    "before: render_scene, render_views, load_model, export_glb": [
+        "render_scene",
+        "render_views",
+        "load_model",
+        "export_glb",
+    ],
+    "after: default (core: 7 typed tools + measure)": ["core"],
+    "check (4 assert tools)": ["check"],
+    "views (render_views, compare_renders)": ["views"],
     "code (render_scene)": ["code"],
-    "views (render_views)": ["views"],
     "files (load_model, export_glb)": ["files"],
     "all groups": ["all"],
 }
@@ -163,11 +192,62 @@ async def main(runs: int, launch_runs: int) -> dict[str, object]:
     return summary
 
 
+async def visibility_cost(runs: int) -> dict[str, object]:
+    """Warm re-renders of the 5-object scene with and without the report, interleaved."""
+    plain: list[float] = []
+    reported: list[float] = []
+    page_ms: list[float] = []
+    async with RendererPool(pages=1, timeout=60) as pool, pool.page() as page:
+        first = await page.run(FIVE_OBJECTS, reset=True, size=SIZE)
+        assert first.report.ok and len(first.visibility[0].objects) == 5, first.report
+        for _ in range(3):  # shader programs of both passes compiled, caches warm
+            await page.render_views(["camera"], size=SIZE, visibility=True)
+        for _ in range(runs):
+            started = time.perf_counter()
+            await page.render_views(["camera"], size=SIZE, visibility=False)
+            plain.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            result = await page.render_views(["camera"], size=SIZE, visibility=True)
+            reported.append((time.perf_counter() - started) * 1000)
+            page_ms.append(result.report.visibility_ms or 0.0)
+        text = result.visibility[0].to_text()
+    p50_plain, p50_reported = statistics.median(plain), statistics.median(reported)
+    summary: dict[str, object] = {
+        "size": f"{SIZE[0]}x{SIZE[1]}",
+        "objects": 5,
+        "runs": runs,
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cpu(s), load average {os.getloadavg()[0]:.1f}",
+        "render_p50_ms": round(p50_plain, 1),
+        "render_with_report_p50_ms": round(p50_reported, 1),
+        "ratio_p50": round(p50_reported / p50_plain, 2),
+        "page_id_passes_p50_ms": round(statistics.median(page_ms), 1),
+        "python_and_transfer_p50_ms": round(
+            p50_reported - p50_plain - statistics.median(page_ms), 1
+        ),
+        "text": text,
+        "text_chars": len(text),
+    }
+    print(f"visibility report cost at {summary['size']}, 5 objects, {runs} interleaved runs")
+    for key in (
+        "render_p50_ms",
+        "render_with_report_p50_ms",
+        "ratio_p50",
+        "page_id_passes_p50_ms",
+        "python_and_transfer_p50_ms",
+    ):
+        print(f"  {key:<28}{summary[key]}")
+    print(text)
+    VISIBILITY_RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    VISIBILITY_RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"wrote {VISIBILITY_RESULTS}")
+    return summary
+
+
 async def schema_tokens(model: str = "qwen2.5-coder-0.5b") -> dict[str, object]:
     """Prompt tokens the tool schemas of each group add, counted by the local model."""
     import httpx
     from agentsdk_openai.local.engine import LocalEngine
-    from agentsdk_threejs import ThreeJSToolkit
+    from agentsdk_threejs import TOOL_GROUPS, ThreeJSToolkit
 
     def tools_json(groups: list[str]) -> list[dict[str, object]]:
         return [
@@ -179,39 +259,58 @@ async def schema_tokens(model: str = "qwen2.5-coder-0.5b") -> dict[str, object]:
                     "parameters": t.parameters,
                 },
             }
-            for t in ThreeJSToolkit(groups=groups).tools()
+            for t in ThreeJSToolkit(groups="all").tools()
+            if t.name in groups
+            or any(
+                t.name in TOOL_GROUPS[g]
+                for g in (TOOL_GROUPS if "all" in groups else groups)
+                if g in TOOL_GROUPS
+            )
         ]
 
     rows: dict[str, dict[str, object]] = {}
     async with LocalEngine(model) as engine, httpx.AsyncClient(timeout=300) as client:
         headers = {"Authorization": f"Bearer {engine.token}"}
 
+        async def count(text: str) -> int:
+            root = engine.base_url.removesuffix("/v1")
+            answer = await client.post(f"{root}/tokenize", json={"content": text}, headers=headers)
+            answer.raise_for_status()
+            return len(answer.json()["tokens"])
+
         async def prompt_tokens(tools: list[dict[str, object]]) -> int:
+            # The chat template renders the prompt (/apply-template) and the tokenizer counts
+            # it: the same tokens a request would prefill, without running the model.
             body: dict[str, object] = {
                 "model": engine.model,
                 "messages": [{"role": "user", "content": "Add a red box."}],
-                "max_tokens": 1,
             }
             if tools:
                 body["tools"] = tools
-            answer = await client.post(
-                f"{engine.base_url}/chat/completions", json=body, headers=headers
-            )
+            root = engine.base_url.removesuffix("/v1")
+            answer = await client.post(f"{root}/apply-template", json=body, headers=headers)
             answer.raise_for_status()
-            return int(answer.json()["usage"]["prompt_tokens"])
+            return await count(str(answer.json()["prompt"]))
 
+        async with RendererPool(pages=1, timeout=60) as pool:
+            result = await pool.render(FIVE_OBJECTS, size=SIZE)
+        report_text = result.visibility[0].to_text()
+        report_tokens = await count(report_text)
         bare = await prompt_tokens([])
         for label, groups in TOKEN_ROWS.items():
             tools = tools_json(groups)
             rows[label] = {"tools": len(tools), "prompt_tokens": await prompt_tokens(tools) - bare}
     summary: dict[str, object] = {
         "model": model,
-        "counted": "prompt_tokens with tools - without",
+        "counted": "tokens of the chat-template prompt with the tools minus without them",
         "rows": rows,
+        "visibility_report_5_objects": {"tokens": report_tokens, "text": report_text},
     }
     print(f"tool schema tokens ({model})")
     for label, row in rows.items():
         print(f"{label:<62}{row['tools']:>4}{row['prompt_tokens']:>7}")
+    print(f"visibility report of the 5-object scene at 512x512: {report_tokens} tokens")
+    print(report_text)
     TOKEN_RESULTS.parent.mkdir(parents=True, exist_ok=True)
     TOKEN_RESULTS.write_text(json.dumps(summary, indent=2) + "\n")
     print(f"wrote {TOKEN_RESULTS}")
@@ -225,8 +324,11 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=20, help="renders for the warm paths")
     parser.add_argument("--launch-runs", type=int, default=8, help="renders for launch-per-render")
     parser.add_argument("--tokens", action="store_true", help="measure tool-schema prompt tokens")
+    parser.add_argument("--visibility", action="store_true", help="measure the report's cost")
     options = parser.parse_args()
-    if options.tokens:
+    if options.visibility:
+        asyncio.run(visibility_cost(options.runs))
+    elif options.tokens:
         asyncio.run(schema_tokens())
     else:
         asyncio.run(main(options.runs, options.launch_runs))
