@@ -359,3 +359,65 @@ async def test_framing_an_imported_model_from_its_measured_bounds(toolkit: Godot
     line = next(x for x in shot.text.splitlines() if x.startswith("Engine:"))
     assert "cut off" not in line and "1 of 1 objects visible" in shot.text, shot.text
     assert shot.text.splitlines()[1].startswith("view Cam 160x160")
+
+
+@pytest.mark.anyio
+async def test_what_the_engine_would_ignore_is_refused_and_nothing_is_written(
+    toolkit: GodotToolkit,
+) -> None:
+    await call(toolkit, "create_scene", path="res://main.tscn", root_type="Spatial")
+    again = await call(toolkit, "create_scene", path="res://main.tscn")
+    assert again.is_error and "already exists" in again.text
+    cube = await call(toolkit, "add_node", scene="res://main.tscn", name="Box", type="Cube")
+    assert (
+        cube.is_error and "Godot has no class 'Cube'" in cube.text and "MeshInstance" in cube.text
+    )
+    mesh = await call(toolkit, "add_node", scene="res://main.tscn", name="Box", type="CubeMesh")
+    assert mesh.is_error and 'give it mesh = "CubeMesh()"' in mesh.text
+    await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Box",
+        type="MeshInstance",
+        properties={"mesh": "CubeMesh()"},
+    )
+    before = toolkit.project.file("res://main.tscn").read_bytes()
+
+    async def set_(node: str, prop: str, value: str):  # type: ignore[no-untyped-def]
+        return await call(
+            toolkit, "set_property", scene="res://main.tscn", node=node, property=prop, value=value
+        )
+
+    colour = await set_("Box", "albedo_color", "Color( 1, 0, 0, 1 )")
+    assert colour.is_error and "MeshInstance has no property 'albedo_color'" in colour.text
+    assert "mesh/material/albedo_color" in colour.text
+    radius = await set_("Box", "mesh/radius", "0.5")
+    assert radius.is_error and "CubeMesh has no property 'radius'" in radius.text
+    typo = await set_("Box", "translaton", "Vector3( 0, 1, 0 )")
+    assert typo.is_error and "Did you mean translation" in typo.text
+    unset = await set_("Box", "material_override/albedo_color", "Color( 1, 0, 0, 1 )")
+    assert unset.is_error and 'material_override = "SpatialMaterial()"' in unset.text
+    bogus = await set_("Box", "mesh", "Cube()")
+    assert bogus.is_error and "Godot has no class 'Cube' for a new resource" in bogus.text
+    assert toolkit.project.file("res://main.tscn").read_bytes() == before  # nothing written
+
+    # what the engine does take: surface slots, slashed theme properties, a script's variables
+    assert not (await set_("Box", "material/0", "SpatialMaterial()")).is_error
+    await call(toolkit, "add_node", scene="res://main.tscn", name="Hud", type="Label")
+    assert not (await set_("Hud", "custom_colors/font_color", "Color( 1, 1, 0, 1 )")).is_error
+    await call(
+        toolkit,
+        "write_script",
+        path="res://spin.gd",
+        source="extends MeshInstance\n\nexport var speed = 1.0\n",
+    )
+    await call(
+        toolkit, "attach_script", scene="res://main.tscn", node="Box", script="res://spin.gd"
+    )
+    assert not (await set_("Box", "speed", "2.5")).is_error
+    sped = await set_("Box", "sped", "2.5")
+    assert sped.is_error and "MeshInstance (with its script) has no property 'sped'" in sped.text
+    assert "Did you mean speed" in sped.text
+    tree = await call(toolkit, "scene_tree", scene="res://main.tscn")
+    assert ".speed = 2.5" in tree.text and "custom_colors/font_color" in tree.text

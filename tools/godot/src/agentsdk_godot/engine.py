@@ -22,12 +22,15 @@ from agentsdk_godot.versions import GodotDialect, GodotVersion, dialect_for, par
 from agentsdk_godot.visibility import read_report
 
 __all__ = [
+    "ClassInfo",
+    "ClassReport",
     "EngineRun",
     "GodotEngine",
     "GodotNotFoundError",
     "HarnessJob",
     "ImportReport",
     "NodeInfo",
+    "ScriptInfo",
 ]
 
 _SERVER_NAMES = ("godot3-server", "godot", "godot4", "godot3")
@@ -263,6 +266,43 @@ class GodotEngine:
         """A private virtual X display for a windowed run (`async with`)."""
         return VirtualDisplay(width, height, temp_dir=self.temp_dir)
 
+    async def class_info(
+        self,
+        project: Path,
+        classes: list[str],
+        scripts: list[str] | None = None,
+        *,
+        all_classes: bool = False,
+        timeout: float = 30.0,
+    ) -> ClassReport | None:
+        """Ask the engine which classes exist and their properties (None: no helper for this
+        engine generation, or the engine could not answer)."""
+        dialect = await self.dialect()
+        try:
+            helper = dialect.helper_script("classinfo.gd")
+        except FileNotFoundError:
+            return None
+        with tempfile.TemporaryDirectory(
+            prefix="agentsdk-godot-classes-", dir=self.temp_dir
+        ) as tmp:
+            work = Path(tmp)
+            (work / "classinfo.gd").write_text(helper, encoding="utf-8")
+            out = work / "classes.json"
+            job = {
+                "classes": classes,
+                "scripts": scripts or [],
+                "all_classes": all_classes,
+                "out": str(out),
+            }
+            (work / "job.json").write_text(json.dumps(job), encoding="utf-8")
+            argv = dialect.headless_argv(self.server, project, work / "classinfo.gd", debug=False)
+            await run_process(
+                argv, timeout=timeout, env=self.env({"AGENTSDK_GODOT_JOB": str(work / "job.json")})
+            )
+            if not out.exists():
+                return None
+            return ClassReport.model_validate_json(out.read_text(encoding="utf-8"))
+
     async def check_script(
         self, project: Path, res_path: str, timeout: float = 30.0
     ) -> list[Diagnostic]:
@@ -335,6 +375,32 @@ class GodotEngine:
             output = log.read().decode(errors="replace")
         timed_out = any(_import_state(project, s) == "pending" for s in sources)
         return output, timed_out
+
+
+class ClassInfo(BaseModel):
+    """What the engine's ClassDB says about a class."""
+
+    exists: bool
+    node: bool = False
+    resource: bool = False
+    instantiable: bool = False
+    properties: list[str] = Field(default_factory=list)
+
+
+class ScriptInfo(BaseModel):
+    """A script's base class and its own (exported and member) properties."""
+
+    ok: bool
+    base: str = ""
+    properties: list[str] = Field(default_factory=list)
+
+
+class ClassReport(BaseModel):
+    """The answer of one class-info run."""
+
+    classes: dict[str, ClassInfo] = Field(default_factory=dict)
+    scripts: dict[str, ScriptInfo] = Field(default_factory=dict)
+    all_classes: list[str] = Field(default_factory=list)
 
 
 class ImportReport(BaseModel):

@@ -18,6 +18,7 @@ from agentsdk_godot.measure import SceneMeasurements
 from agentsdk_godot.project import GodotProject, ProjectPathError
 from agentsdk_godot.reports import SceneChange, problems
 from agentsdk_godot.scene import SceneError, SceneFile
+from agentsdk_godot.validation import ClassCatalog
 from agentsdk_godot.variant import VariantSyntaxError
 
 __all__ = ["TOOL_GROUPS", "GodotToolkitBase", "Look"]
@@ -105,6 +106,7 @@ class GodotToolkitBase(Toolkit):
         self._scratch: Path | None = None
         self._shots = 0
         self._reports: dict[Path, VisibilityReport] = {}
+        self._catalog: ClassCatalog | None = None  # the engine's classes, asked lazily
         self.run_timeout = run_timeout
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self.renderer = renderer
@@ -148,6 +150,8 @@ class GodotToolkitBase(Toolkit):
         await self._stop_game()
         self._reports.clear()
         self._shots = 0
+        if self._catalog is not None:
+            self._catalog.forget_scripts()
         if self._engine is not None:
             self._engine.clear_user_data()
         if self._temp is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -11,8 +12,10 @@ from agentsdk_godot.project import ProjectPathError
 from agentsdk_godot.reports import SceneChange, ScriptCheck
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.toolkit_base import GodotToolkitBase
+from agentsdk_godot.validation import ClassCatalog
 from agentsdk_godot.variant import (
     Constructor,
+    ExtResource,
     SubResource,
     Variant,
     VariantSyntaxError,
@@ -47,6 +50,24 @@ def literal(text: str) -> Variant:
         ) from None
 
 
+_DYNAMIC = re.compile(r".*/\d+(/.*)?$")  # per-instance properties: material/0, bones/3/name
+
+
+def _example_resource(prop: str) -> str:
+    if "material" in prop:
+        return "SpatialMaterial()"
+    if "shape" in prop:
+        return "BoxShape()"
+    return "CubeMesh()" if prop == "mesh" else "<ResourceClass>()"
+
+
+def _maybe_literal(text: str) -> Variant:
+    try:
+        return parse_variant(text)
+    except VariantSyntaxError:
+        return None
+
+
 class AuthoringTools(GodotToolkitBase):
     """create_scene, add_node, set_property, remove_node, write_script, attach_script, import_asset."""
 
@@ -67,6 +88,18 @@ class AuthoringTools(GodotToolkitBase):
             main: Make it the project's main scene (what run_project runs).
         """
         name = root_name or Path(path).stem.title().replace("_", "")
+        try:
+            exists = self.project.file(path).exists()
+        except ProjectPathError as err:
+            raise ToolError(str(err)) from None
+        if exists:  # never replace a scene (and the work in it) by an empty one
+            raise ToolError(
+                f"{self.project.res_path(self.project.file(path))} already exists: change it with "
+                "add_node, set_property or remove_node, or create the new scene under another path"
+            )
+        cls = self.project.dialect.class_name(root_type)
+        catalog = await self._known(self.project.new_scene(name, "Node"), [cls], [])
+        catalog.check_node_class(cls)
         scene = self.project.new_scene(name, root_type)
         try:
             change = self._save(path, scene, ".", f"created with root {name} ({root_type})")
@@ -95,13 +128,36 @@ class AuthoringTools(GodotToolkitBase):
             properties: Property name -> Godot literal, e.g. {"translation": "Vector3( 0, 1, 0 )"}.
         """
         doc = self._scene(scene)
+        cls = self.project.dialect.class_name(type)
+        catalog = await self._known(doc, [cls], list((properties or {}).values()))
+        catalog.check_node_class(cls)
         try:
-            node = doc.add_node(name, self.project.dialect.class_name(type), parent)
+            node = doc.add_node(name, cls, parent)
             for key, text in (properties or {}).items():
-                self._assign(doc, node.properties, key, text)
+                self._assign(doc, node.properties, key, text, (cls, None))
         except SceneError as err:
             raise ToolError(str(err)) from None
         return self._save(scene, doc, node.path, f"added {type} {node.path}")
+
+    async def _known(self, doc: SceneFile, classes: list[str], values: list[str]) -> ClassCatalog:
+        """The class catalog, with every class these edits may touch loaded."""
+        if self._catalog is None or self._catalog.project != self.project.path:
+            self._catalog = ClassCatalog(self.engine, self.project.path)
+        wanted = list(classes) + [s.type for s in doc.sub_resources]
+        wanted += [n.type for n in doc.nodes if n.type]
+        for text in values:
+            value = _maybe_literal(text)
+            if isinstance(value, Constructor) and not value.args:
+                wanted.append(self.project.dialect.class_name(value.name))
+        scripts = [
+            e.path
+            for n in doc.nodes
+            for e in doc.ext_resources
+            if n.properties.get("script") == ExtResource(e.id)
+            and self.project.file(e.path).exists()
+        ]
+        await self._catalog.load(wanted, scripts)
+        return self._catalog
 
     def _property_value(self, doc: SceneFile, text: str) -> Variant:
         value = literal(text)
@@ -111,24 +167,50 @@ class AuthoringTools(GodotToolkitBase):
             and not value.args
             and not value.name.startswith(_VALUE_TYPES)
         ):
-            return doc.add_sub_resource(self.project.dialect.class_name(value.name), {})
+            cls = self.project.dialect.class_name(value.name)
+            if self._catalog is not None:
+                self._catalog.check_resource_class(cls)
+            return doc.add_sub_resource(cls, {})
         return value
 
-    def _assign(self, doc: SceneFile, owner: dict[str, Variant], prop: str, text: str) -> None:
-        """`prop` may walk resources stored in the scene: "mesh/material/albedo_color"."""
+    def _assign(
+        self,
+        doc: SceneFile,
+        owner: dict[str, Variant],
+        prop: str,
+        text: str,
+        owner_class: tuple[str | None, str | None],
+    ) -> None:
+        """`prop` may walk resources stored in the scene: "mesh/material/albedo_color".
+        `owner_class` is (class, script path) of the node, to refuse properties it lacks."""
+        cls, script = owner_class
+        catalog = self._catalog
+        known = catalog.properties(cls, script) if catalog is not None else None
         first = prop.split("/")[0]
-        if "/" in prop and isinstance(owner.get(first), SubResource):
+        walk = "/" in prop and isinstance(owner.get(first), SubResource)
+        if "/" in prop and known is not None and prop not in known and not walk:
+            if not _DYNAMIC.match(prop) and first in known:
+                raise SceneError(
+                    f"{first} is not a resource stored in this scene: set it first, e.g. "
+                    f'{first} = "{_example_resource(first)}"'
+                )
+        if walk and not (known is not None and prop in known):
             *chain, field = prop.split("/")
             for part in chain:
                 ref = owner.get(part)
                 if not isinstance(ref, SubResource):
                     raise SceneError(
                         f"{part} is not a resource stored in this scene: set it first, "
-                        f'e.g. {part} = "SpatialMaterial()"'
+                        f'e.g. {part} = "{_example_resource(part)}"'
                     )
-                owner = doc.sub_resource(ref).properties
+                entry = doc.sub_resource(ref)
+                owner, cls = entry.properties, entry.type
+            if catalog is not None:
+                catalog.check_property(cls, field)
             owner[field] = self._property_value(doc, text)
         else:
+            if catalog is not None:
+                catalog.check_property(cls, prop, script)
             owner[prop] = self._property_value(doc, text)
 
     @tool
@@ -145,7 +227,13 @@ class AuthoringTools(GodotToolkitBase):
         doc = self._scene(scene)
         try:
             target = doc.node(node)
-            self._assign(doc, target.properties, property, value)
+        except SceneError as err:
+            raise ToolError(str(err)) from None
+        await self._known(doc, [target.type or ""], [value])
+        script_ref = target.properties.get("script")
+        script = next((e.path for e in doc.ext_resources if script_ref == ExtResource(e.id)), None)
+        try:
+            self._assign(doc, target.properties, property, value, (target.type, script))
         except SceneError as err:
             raise ToolError(str(err)) from None
         return self._save(scene, doc, target.path, f"{property} = {value}")
