@@ -204,11 +204,60 @@ print(json.dumps({"triangles": report.triangles, "seconds": round(seconds, 3),
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
+APART = [
+    (kind, name, (-6.0 + 3.0 * i, 0.0, 1.0), colour)
+    for i, (kind, name, _, colour) in enumerate(FIVE)
+]
+
+
+async def report_cost(kit: object, runs: int) -> tuple[list[float], list[float], str, int]:
+    """Alternating renders without and with the report; the tool's text; extra passes."""
+    from agentsdk_blender import BlenderToolkit
+
+    assert isinstance(kit, BlenderToolkit)
+    render = next(t for t in kit.tools() if t.name == "render")
+    await kit.look(resolution=(512, 512))  # warm: first-render setup out of the timing
+    plain, reported = [], []
+    for _ in range(runs):
+        started = time.perf_counter()
+        await kit.look(resolution=(512, 512), report=False)
+        plain.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        outcome = await render.call({"resolution": [512, 512]})
+        reported.append(time.perf_counter() - started)
+    result = await kit.connection.call(
+        "render", p.RenderArgs(resolution=(512, 512)), p.RenderResult, timeout=600
+    )
+    extra = result.images[0].report.extra_passes if result.images[0].report else 0
+    return plain, reported, outcome.text, extra
+
+
 async def measure_report(runs: int) -> dict[str, object]:
     from agentsdk_blender import BlenderToolkit
 
     kit = BlenderToolkit(BlenderWorker(timeout=300), groups=["core"])
+    apart: dict[str, object] = {}
     async with kit:
+        for kind, name, where, colour in APART:
+            await kit.connection.call(
+                "create_primitive",
+                p.CreatePrimitiveArgs(kind=kind, name=name, location=where),
+                p.ObjectInfo,
+            )
+            await kit.connection.call(
+                "set_material", p.SetMaterialArgs(name=name, base_color=colour), p.MaterialResult
+            )
+        await kit.connection.call(
+            "place_camera", p.PlaceCameraArgs(location=(0, -16, 4), look_at=(0, 0, 1)), p.ObjectInfo
+        )
+        plain, reported, _, extra = await report_cost(kit, runs)
+        apart = {
+            "render_plain_ms": row("apart: render, no report", plain),
+            "render_with_report_ms": row("apart: render + report", reported),
+            "report_cost_ratio": round(statistics.median(reported) / statistics.median(plain), 3),
+            "extra_passes": extra,
+        }
+        await kit.reset()
         for kind, name, where, colour in FIVE:
             await kit.connection.call(
                 "create_primitive",
@@ -224,21 +273,10 @@ async def measure_report(runs: int) -> dict[str, object]:
         await kit.connection.call(
             "place_light", p.PlaceLightArgs(location=(4, -3, 8)), p.ObjectInfo
         )
-        render = next(t for t in kit.tools() if t.name == "render")
-        await kit.look(resolution=(512, 512))  # warm: first-render setup out of the timing
-        plain, reported, id_pass = [], [], []
-        for _ in range(runs):
-            started = time.perf_counter()
-            await kit.look(resolution=(512, 512), report=False)
-            plain.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            outcome = await render.call({"resolution": [512, 512]})
-            reported.append(time.perf_counter() - started)
+        plain, reported, tool_text, extra = await report_cost(kit, runs)
         [look] = await kit.look(resolution=(512, 512))
         assert look.report is not None
         text = look.report.to_text()
-        del id_pass
-    tool_text = outcome.text
     core_tools, core_chars = _schema_chars(["core"])
     every = ["core", "measure", "assets", "passes", "python"]
     all_tools, all_chars = _schema_chars(every)
@@ -248,6 +286,8 @@ async def measure_report(runs: int) -> dict[str, object]:
         "render_plain_ms": row("render 512x512 workbench, no report", plain),
         "render_with_report_ms": row("render 512x512 workbench + report (tool)", reported),
         "report_cost_ratio": round(statistics.median(reported) / statistics.median(plain), 3),
+        "extra_passes": extra,
+        "apart": apart,
         "report_text": text,
         "report_chars": len(text),
         "report_tokens_chars_div_4": _tokens(text),

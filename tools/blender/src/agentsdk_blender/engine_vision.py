@@ -254,7 +254,7 @@ def id_pass(scene: Any, camera: Any, folder: str) -> JSON:
             obj.color = (r / 255.0, g / 255.0, b / 255.0, 1.0)
         ids = decode_ids(_render_rgba(scene, id_path), count)
         pixels = np.bincount(ids.ravel(), minlength=count + 1)
-        groups = _alone_groups(names, facts)
+        groups = _alone_groups(names, facts, ids)
         for group_index, group in enumerate(groups):
             if group_index >= MAX_EXTRA_PASSES:
                 break
@@ -282,17 +282,35 @@ def id_pass(scene: Any, camera: Any, folder: str) -> JSON:
     }
 
 
-def _alone_groups(names: list[str], facts: dict[str, JSON]) -> list[list[str]]:
+def _region(ids: NDArray[Any], rect: list[float] | None) -> NDArray[Any]:
+    """The ID pixels inside an NDC box (the whole image for an unknown box)."""
+    if rect is None:
+        return ids
+    height, width = ids.shape
+    x0 = max(0, math.floor((rect[0] + 1) / 2 * width))
+    x1 = min(width, math.ceil((rect[2] + 1) / 2 * width))
+    y0 = max(0, math.floor((1 - rect[3]) / 2 * height))
+    y1 = min(height, math.ceil((1 - rect[1]) / 2 * height))
+    return ids[y0:y1, x0:x1]
+
+
+def _alone_groups(names: list[str], facts: dict[str, JSON], ids: NDArray[Any]) -> list[list[str]]:
     """Objects that need a pass of their own, packed so no two in a pass can overlap."""
     framed = [n for n in names if not facts[n]["behind_camera"] and not facts[n]["outside_frustum"]]
+    numbers = {n: i for i, n in enumerate(names, start=1)}
     for name in framed:
         fact = facts[name]
-        # Only something nearer (somewhere) whose screen box overlaps can hide it.
-        fact["needs_alone"] = any(
-            _overlap(fact["rect"], facts[other]["rect"])
-            and facts[other]["depth"][0] < fact["depth"][1]
+        # Only something nearer (somewhere) whose screen box overlaps can hide it, and only
+        # if it actually shows inside this object's box in the ID pass.
+        nearer = [
+            numbers[other]
             for other in framed
             if other != name
+            and _overlap(fact["rect"], facts[other]["rect"])
+            and facts[other]["depth"][0] < fact["depth"][1]
+        ]
+        fact["needs_alone"] = bool(nearer) and bool(
+            np.isin(_region(ids, fact["rect"]), nearer).any()
         )
         fact["needs_zoom"] = bool(
             fact["rect"] is not None and fact.get("cut_sides") and fact["zoom"] <= MAX_ZOOM

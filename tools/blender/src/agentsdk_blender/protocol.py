@@ -42,15 +42,26 @@ __all__ = [
     "ExportResult",
     "FitViewArgs",
     "FitViewResult",
+    "FrameCheckArgs",
+    "FrameCheckResult",
+    "FrameObject",
     "Hello",
     "IdPass",
     "ImportAssetArgs",
     "ImportResult",
+    "IntersectArgs",
+    "IntersectResult",
     "MaterialResult",
+    "MaterialValues",
+    "MeasureArgs",
+    "MeasureResult",
     "ModifierInfo",
     "NoArgs",
+    "ObjectBounds",
     "ObjectInfo",
     "PassFacts",
+    "PassesArgs",
+    "PassesResult",
     "PingResult",
     "PlaceCameraArgs",
     "PlaceLightArgs",
@@ -331,210 +342,28 @@ COMMAND_ARGS: dict[str, type[BaseModel]] = {
 """Argument model of every command; the worker validates requests against it."""
 
 
-# --- results --------------------------------------------------------------------------
-
-
-class PingResult(BaseModel):
-    """Identity of the Blender process."""
-
-    blender_version: str
-    pid: int
-    background: bool
-
-
-class ResetResult(BaseModel):
-    """Objects left after a reset (always 0)."""
-
-    objects: int
-
-
-class ModifierInfo(BaseModel):
-    """A modifier on an object."""
-
-    name: str
-    type: str
-
-
-class MaterialValues(BaseModel):
-    """A material's main PBR values (linear RGBA base colour)."""
-
-    name: str
-    base_color: tuple[float, ...]
-    metallic: float
-    roughness: float
-
-
-class ObjectInfo(BaseModel):
-    """One object as the scene sees it (dimensions in metres, rotation in degrees)."""
-
-    name: str
-    type: str
-    parent: str | None = None
-    location: Vector3
-    rotation_degrees: Vector3
-    scale: Vector3
-    dimensions: Vector3
-    materials: list[str]
-    material_values: list[MaterialValues] = Field(default_factory=list)
-    modifiers: list[ModifierInfo]
-    polygons: int
-    triangles: int
-
-
-class SceneInfo(BaseModel):
-    """One page of the scene's objects."""
-
-    total_objects: int
-    offset: int
-    objects: list[ObjectInfo]
-    active_camera: str | None
-    unit_system: str
-    unit_scale: float
-
-
-class MaterialResult(BaseModel):
-    """Which material an object now has."""
-
-    object: str
-    material: str
-
-
-class DeleteResult(BaseModel):
-    """Deleted object names."""
-
-    deleted: list[str]
-
-
-class ImportResult(BaseModel):
-    """Objects an import created."""
-
-    path: str
-    format: str
-    objects: list[str]
-
-
-class ExportResult(BaseModel):
-    """The written file."""
-
-    path: str
-    format: str
-    bytes: int
-
-
-class ConvertResult(BaseModel):
-    """A converted file and the objects it held."""
-
-    path: str
-    format: str
-    bytes: int
-    objects: list[str]
-
-
-class PassFacts(BaseModel):
-    """What Blender knows about one object in a view (see ``agentsdk.vision.ObjectFacts``)."""
-
-    name: str
-    pixels_alone: int | None = None
-    pixels_unclipped: int | None = None
-    cut_sides: list[Literal["left", "right", "top", "bottom"]] = Field(default_factory=list)
-    behind_camera: bool = False
-    outside_frustum: bool = False
-
-
-class IdPass(BaseModel):
-    """The object-ID pass of one view: the image, who is who, and the facts."""
-
-    id_png_base64: str
-    count: int
-    names: dict[str, str]
-    facts: list[PassFacts]
-    extra_passes: int
-    seconds: float
-
-
-class RenderedView(BaseModel):
-    """One rendered image (with its ID pass when a report was asked for)."""
-
-    view: str
-    png_base64: str
-    seconds: float
-    report: IdPass | None = None
-
-
-class FitViewResult(BaseModel):
-    """Where the camera went and what it frames."""
-
-    camera: str
-    location: Vector3
-    rotation_degrees: Vector3
-    framed: list[str]
-
-
-class RenderResult(BaseModel):
-    """All images of one render call and the engine that made them."""
-
-    engine: str
-    width: int
-    height: int
-    images: list[RenderedView]
-
-
-class ScriptOutput(BaseModel):
-    """What ``execute_python`` printed and raised."""
-
-    stdout: str
-    stderr: str
-    exception: str | None = None
-
-
-class ObjectBounds(BaseModel):
-    """An object's world-space axis-aligned bounds (evaluated geometry, metres)."""
-
-    name: str
-    type: str
-    bounds_min: Vector3
-    bounds_max: Vector3
-    vertices: int
-    triangles: int
-
-
-class MeasureResult(BaseModel):
-    """Bounds of the measured objects."""
-
-    objects: list[ObjectBounds]
-
-
-class IntersectResult(BaseModel):
-    """Whether two surfaces cross."""
-
-    surfaces_intersect: bool
-    intersecting_pairs: int
-
-
-class FrameObject(BaseModel):
-    """Where one object's vertices project in the camera frame (NDC: -1..1 spans it)."""
-
-    name: str
-    behind_camera: bool
-    crosses_camera_plane: bool
-    outside_frustum: bool
-    ndc_rect: tuple[float, float, float, float] | None
-    cut_sides: list[str]
-    vertices_inside: float
-
-
-class FrameCheckResult(BaseModel):
-    """The camera used and each object's place in its frame."""
-
-    camera: str
-    objects: list[FrameObject]
-
-
-class PassesResult(BaseModel):
-    """Depth and normal arrays (base64 float32, rows from the top) and the camera model."""
-
-    camera: dict[str, Any]
-    depth_base64: str
-    normals_base64: str
-    width: int
-    height: int
+from .protocol_results import (  # noqa: E402  (results live in their own module)
+    ConvertResult,
+    DeleteResult,
+    ExportResult,
+    FitViewResult,
+    FrameCheckResult,
+    FrameObject,
+    IdPass,
+    ImportResult,
+    IntersectResult,
+    MaterialResult,
+    MaterialValues,
+    MeasureResult,
+    ModifierInfo,
+    ObjectBounds,
+    ObjectInfo,
+    PassesResult,
+    PassFacts,
+    PingResult,
+    RenderedView,
+    RenderResult,
+    ResetResult,
+    SceneInfo,
+    ScriptOutput,
+)
