@@ -307,3 +307,15 @@ async def test_validate_fbx_through_blender_keeps_the_scene(
     assert report["format"] == "fbx (read through Blender as glb)"
     assert report["triangles"] == 12 and report["watertight"]
     assert await ok(toolkit, "scene_info") == before
+
+
+async def test_reset_gives_an_empty_scene_even_after_a_lost_one(toolkit: BlenderToolkit) -> None:
+    await build_red_cube_scene(toolkit)
+    worker = toolkit.connection
+    assert isinstance(worker, BlenderWorker) and worker.pid is not None and worker.saved_scene
+    os.killpg(worker.pid, signal.SIGKILL)
+    assert worker._process is not None
+    await worker._process.wait(timeout=10)
+    worker.saved_scene.write_bytes(b"damaged")  # the next start cannot restore it
+    await toolkit.reset()  # between eval tasks: empty is what was asked for
+    assert (await ok(toolkit, "scene_info"))["total_objects"] == 0

@@ -32,7 +32,10 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
 
     async def reset(self) -> None:
         """An empty, factory-fresh scene in the same warm worker (between eval tasks)."""
-        await self.connection.call("reset", None, p.ResetResult)
+        try:
+            await self.connection.call("reset", None, p.ResetResult)
+        except WorkerRestartedError:  # a lost scene is fine here: empty is what was asked
+            await self.connection.call("reset", None, p.ResetResult)
         self.connection.take_notice()
         self._history.clear()
 
