@@ -82,7 +82,7 @@ def rss_mb(pid: int | None) -> float | None:
 
 async def _stream_once(model_string: str, prompt: str, max_tokens: int) -> dict[str, float]:
     model = connect(model_string)
-    settings = ModelSettings(temperature=0, max_tokens=max_tokens)
+    settings = ModelSettings(temperature=0, max_tokens=max_tokens, allow_truncated=True)
     request = ModelRequest(messages=[Message.user(prompt)], settings=settings)
     started = time.perf_counter()
     first: float | None = None

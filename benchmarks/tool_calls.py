@@ -196,8 +196,9 @@ def _previous(settings: dict[str, Any]) -> list[dict[str, Any]]:
         old = json.loads(RESULTS.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
-    same = {k: v for k, v in old.get("settings", {}).items() if k != "prompts"} == {
-        k: v for k, v in settings.items() if k != "prompts"
+    varying = ("prompts", "seeds")  # a resumed run may cover more of either
+    same = {k: v for k, v in old.get("settings", {}).items() if k not in varying} == {
+        k: v for k, v in settings.items() if k not in varying
     }
     return list(old.get("runs", [])) if same else []
 
