@@ -277,3 +277,21 @@ async def test_the_id_pass_disturbs_nothing(toolkit: BlenderToolkit) -> None:
     tool_text = (await call(toolkit, "render", resolution=[W, H])).text
     assert "view camera 320x240: 2 of 2 objects visible" in tool_text
     assert json.loads(await python(toolkit, SETTINGS)) == before
+
+
+async def test_objects_as_the_render_sees_them(toolkit: BlenderToolkit) -> None:
+    """Hidden in the viewport only: rendered, so reported. Hidden from renders: not drawn,
+    not reported, and it hides nothing."""
+    await scene(toolkit)
+    await square(toolkit, "EyeHidden", -1.5, 0, 0, 1.0, [0.8, 0.1, 0.1, 1])
+    await square(toolkit, "Behind", 1.5, 2, 0, 1.0, [0.1, 0.8, 0.1, 1])
+    await square(toolkit, "NotRendered", 1.5 * 8 / 12, -2, 0, 1.2, [0.1, 0.1, 0.8, 1])
+    await python(toolkit, "bpy.data.objects['EyeHidden'].hide_set(True)")
+    await python(toolkit, "bpy.data.objects['NotRendered'].hide_render = True")
+    seen = await report(toolkit)
+    assert sorted(o.name for o in seen.objects) == ["Behind", "EyeHidden"]
+    eye = seen.object("EyeHidden")
+    expected = rect(-1.5, 0, 0, 1.0)
+    assert eye is not None and abs(eye.pixels - area(expected)) <= edge(expected)
+    behind = seen.object("Behind")
+    assert behind is not None and behind.occluded in (None, 0.0)  # NotRendered hides nothing

@@ -92,6 +92,26 @@ def renderable_objects(depsgraph: Any) -> dict[str, list[NDArray[Any]]]:
         matrix = np.array(instance.matrix_world, np.float64)
         points = local.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
         found.setdefault(source.name, []).append(points)
+    # Hidden in the viewport only (the eye icon): absent from this depsgraph, yet rendered.
+    for obj in bpy.context.view_layer.objects:
+        if obj.name in found or obj.type not in GEOMETRY or obj.hide_render or obj.visible_get():
+            continue
+        if any(c.hide_render for c in obj.users_collection):
+            continue
+        evaluated = obj.evaluated_get(depsgraph)
+        try:
+            mesh = evaluated.to_mesh()
+        except RuntimeError:
+            continue
+        try:
+            if mesh is None or len(mesh.polygons) == 0:
+                continue
+            local = np.empty(len(mesh.vertices) * 3, np.float64)
+            mesh.vertices.foreach_get("co", local)
+        finally:
+            evaluated.to_mesh_clear()
+        matrix = np.array(obj.matrix_world, np.float64)
+        found[obj.name] = [local.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]]
     return found
 
 
@@ -247,11 +267,16 @@ def id_pass(scene: Any, camera: Any, folder: str) -> JSON:
     facts = {n: object_facts(geometry[n], projection) for n in names}
     id_path = os.path.join(folder, "ids.png")
     extra_passes = 0
-    with settings_kept(scene, objects):
+    # Geometry the render may draw that the list missed (e.g. hidden in the viewport only):
+    # drawn black, it reads as background instead of as another object's number.
+    others = [o for o in scene.objects if o.type in GEOMETRY and o.name not in geometry]
+    with settings_kept(scene, objects + others):
         _configure_id_pass(scene)
         for index, obj in enumerate(objects, start=1):
             r, g, b = id_colour(index, count)
             obj.color = (r / 255.0, g / 255.0, b / 255.0, 1.0)
+        for obj in others:
+            obj.color = (0.0, 0.0, 0.0, 1.0)
         ids = decode_ids(_render_rgba(scene, id_path), count)
         pixels = np.bincount(ids.ravel(), minlength=count + 1)
         groups = _alone_groups(names, facts, ids)
