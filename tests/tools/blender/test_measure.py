@@ -120,3 +120,23 @@ async def test_dimensions(toolkit: BlenderToolkit) -> None:
     assert good["passed"] and good["measured"]["dimensions"] == pytest.approx([1, 2, 0.5])
     bad = await call(toolkit, "assert_dimensions", name="Crate", expected=[1, 1, 1], tolerance=0.1)
     assert not bad["passed"] and bad["measured"]["largest_deviation"] == pytest.approx(1.0)
+
+
+async def test_in_frame_of_another_camera(toolkit: BlenderToolkit) -> None:
+    await toolkit.reset()
+    await cube(toolkit, "Crate", 1.0, [0, 0, 0.5])
+    await call(toolkit, "place_camera", location=[0, -10, 0.5], look_at=[0, 0, 0.5])
+    await call(
+        toolkit,
+        "place_camera",
+        name="Away",
+        location=[0, -10, 0.5],
+        look_at=[0, -20, 0.5],
+        make_active=False,
+    )
+    assert (await call(toolkit, "assert_in_frame", names=["Crate"]))["passed"]
+    away = await call(toolkit, "assert_in_frame", names=["Crate"], camera="Away")
+    assert not away["passed"] and "behind the camera" in away["message"]
+    tool = next(t for t in toolkit.tools() if t.name == "assert_in_frame")
+    wrong = await tool.call({"names": ["Crate"], "camera": "Crate"}, ctx=None)
+    assert wrong.is_error and "is a MESH, not a camera" in wrong.text

@@ -87,9 +87,11 @@ def intersect(args: JSON) -> JSON:
 def frame_check(args: JSON) -> JSON:
     """Where each named object's vertices project in the scene camera's frame."""
     scene = bpy.context.scene
-    camera = scene.camera
+    camera = _object(args["camera"]) if args.get("camera") else scene.camera
     if camera is None:
         raise CommandError("the scene has no camera: place_camera or fit_view first")
+    if camera.type != "CAMERA":
+        raise CommandError(f"{camera.name!r} is a {camera.type}, not a camera")
     width, height = (int(v) for v in args.get("resolution", (320, 240)))
     found = []
     with settings_kept(scene):

@@ -301,6 +301,7 @@ class FrameCheckArgs(_Strict):
 
     names: ObjectNames
     resolution: Resolution = (320, 240)
+    camera: str | None = None
 
 
 class PassesArgs(_Strict):

@@ -257,18 +257,20 @@ class MeasureTools(RenderTools):
         self,
         names: ObjectNames,
         min_coverage: Annotated[float, Field(ge=0, le=1)] | None = None,
+        camera: str | None = None,
     ) -> AssertResult:
-        """Check that objects are fully inside the scene camera's frame (every vertex in front
-        of the camera and within the image), and optionally that together they cover at
-        least ``min_coverage`` of the image (measured on a render).
+        """Check that objects are fully inside a camera's frame (every vertex in front of the
+        camera and within the image), and optionally that together they cover at least
+        ``min_coverage`` of the scene camera's image (measured on a render).
 
         Args:
             names: The objects.
             min_coverage: Least fraction of the image they must fill (0..1), e.g. 0.3.
+            camera: Which camera (default: the scene camera).
         """
         last = next(reversed(self._history.values()), None)
         size = last[1].resolution if last else (320, 240)
-        args = build_args(p.FrameCheckArgs, names=names, resolution=size)
+        args = build_args(p.FrameCheckArgs, names=names, resolution=size, camera=camera)
         framed = await self.call_engine("frame_check", args, p.FrameCheckResult)
         outside = [o.name for o in framed.objects if o.vertices_inside < 1.0]
         measured: dict[str, float | int | str | bool | list[float]] = {
