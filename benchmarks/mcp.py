@@ -9,11 +9,13 @@ Run from the repository root::
 
 It reuses ``.venv-bench`` (built by ``benchmarks/overhead.py`` from
 ``benchmarks/requirements-peers.txt``) and re-runs itself inside it. Each client runs in its
-own child process, in interleaved rounds (so the machine's load hits every row alike); the
-server is ``agentsdk.mcp.create_server`` offering ``add(a, b)``. Per call it records the wall
-time of the round trip (median) and the client process's CPU time (``time.process_time``:
-the server's work is in another process). The *added* cost of a client is its CPU per call
-minus the official client's on the same transport and protocol version. Writes
+All clients run in one process per transport, each connected to its own server process (HTTP:
+one shared server), and call in turn, one call at a time, so every client's samples see the
+same machine load. The server is ``agentsdk.mcp.create_server`` offering ``add(a, b)``. Per
+call it records the wall time of the round trip and the client's CPU time
+(``time.process_time`` across the call: the servers are other processes). The *added* cost of
+a client is the median, over paired samples, of its CPU per call minus that of the official
+SDK's ``ClientSession.call_tool`` made on the same connection right after it. Writes
 ``benchmarks/results/mcp.json``.
 """
 
@@ -27,6 +29,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +39,7 @@ ROOT = HERE.parent
 # This file is named mcp.py: its folder must not shadow the `mcp` package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 RESULTS = HERE / "results" / "mcp.json"
-CLIENTS = ["sdk", "sdk-legacy", "agentsdk", "agentsdk-legacy", "openai-agents", "pydantic-ai"]
+CLIENTS = ["sdk", "agentsdk", "agentsdk-legacy", "openai-agents", "pydantic-ai"]
 
 
 # --- the server ---------------------------------------------------------------------------
@@ -70,25 +74,19 @@ def _server_command(transport: str, port: int = 0) -> list[str]:
     ]
 
 
-# --- the clients (each in its own child process) -----------------------------------------
+# --- the clients: all in one process, called in turn --------------------------------------
+
+Call = Callable[[int], Awaitable[None]]
 
 
-async def _measure(call: Any, calls: int, warmup: int) -> dict[str, float]:
-    for i in range(warmup):
-        await call(i)
-    walls: list[float] = []
-    cpu0 = time.process_time()
-    for i in range(calls):
-        t0 = time.perf_counter()
-        await call(i)
-        walls.append(time.perf_counter() - t0)
-    cpu = time.process_time() - cpu0
-    walls.sort()
-    return {
-        "wall_us_median": statistics.median(walls) * 1e6,
-        "wall_us_p90": walls[int(len(walls) * 0.9)] * 1e6,
-        "cpu_us_per_call": cpu / calls * 1e6,
-    }
+def _raw(session: Any) -> Call:
+    """The official SDK's ``ClientSession.call_tool`` on a framework's own connection."""
+
+    async def call_raw(i: int) -> None:
+        result = await session.call_tool("add", {"a": i, "b": 2})
+        _check(result.content[0].text, i)
+
+    return call_raw
 
 
 def _check(value: Any, i: int) -> None:
@@ -96,10 +94,13 @@ def _check(value: Any, i: int) -> None:
         raise AssertionError(f"add({i}, 2) gave {value!r}")
 
 
-async def client_run(
-    kind: str, transport: str, url: str, calls: int, warmup: int
-) -> dict[str, Any]:
-    """Connect with one client, make the calls, return the numbers."""
+@asynccontextmanager
+async def _client(
+    kind: str, transport: str, url: str
+) -> AsyncIterator[tuple[Call, Call | None, str | None]]:
+    """A connected client of one kind: its call(i) -> add(i, 2) the way that framework's
+    agent makes a tool call; the same call as the official SDK's ``ClientSession.call_tool``
+    on the same connection (the floor the framework adds to); the protocol version."""
     stdio = _server_command("stdio")
     if kind == "inprocess":
         from agentsdk import tool
@@ -112,26 +113,24 @@ async def client_run(
         async def call_inprocess(i: int) -> None:
             _check((await add.call({"a": i, "b": 2})).text, i)
 
-        return await _measure(call_inprocess, calls, warmup)
+        yield call_inprocess, None, None
 
-    if kind.startswith("sdk"):
+    elif kind.startswith("sdk"):
         from mcp import Client, StdioServerParameters
 
         target: Any = (
             StdioServerParameters(command=stdio[0], args=stdio[1:]) if transport == "stdio" else url
         )
-        mode = "legacy" if kind == "sdk-legacy" else "auto"
-        async with Client(target, mode=mode) as client:
+        async with Client(target, mode="legacy" if kind == "sdk-legacy" else "auto") as client:
             await client.list_tools()
 
             async def call_sdk(i: int) -> None:
                 result = await client.call_tool("add", {"a": i, "b": 2})
                 _check(result.content[0].text, i)  # type: ignore[union-attr]
 
-            numbers = await _measure(call_sdk, calls, warmup)
-            return {**numbers, "protocol": client.protocol_version}
+            yield call_sdk, _raw(client.session), client.protocol_version
 
-    if kind.startswith("agentsdk"):
+    elif kind.startswith("agentsdk"):
         from agentsdk.mcp import MCPToolkit
 
         protocol = "legacy" if kind == "agentsdk-legacy" else "auto"
@@ -144,14 +143,14 @@ async def client_run(
             [add_tool] = toolkit.tools()
 
             async def call_agentsdk(i: int) -> None:
-                outcome = await add_tool.call({"a": i, "b": 2})
-                _check(outcome.text, i)
+                # what an agentsdk run does: Tool.call (schema check, call, result parts)
+                _check((await add_tool.call({"a": i, "b": 2})).text, i)
 
-            numbers = await _measure(call_agentsdk, calls, warmup)
             assert toolkit._conn is not None and toolkit._conn.client is not None
-            return {**numbers, "protocol": toolkit._conn.client.protocol_version}
+            client = toolkit._conn.client
+            yield call_agentsdk, _raw(client.session), client.protocol_version
 
-    if kind == "openai-agents":
+    elif kind == "openai-agents":
         from agents import RunContextWrapper
         from agents.mcp import MCPServerStdio, MCPServerStreamableHttp, MCPUtil
 
@@ -171,12 +170,10 @@ async def client_run(
                 )
                 _check(out, i)
 
-            numbers = await _measure(call_openai, calls, warmup)
             session = server.session
-            version = getattr(session, "protocol_version", None) if session is not None else None
-            return {**numbers, "protocol": version}
+            yield call_openai, _raw(session), getattr(session, "protocol_version", None)
 
-    if kind == "pydantic-ai":
+    elif kind == "pydantic-ai":
         from fastmcp.client import Client as FastMCPClient
         from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
         from pydantic_ai import RunContext
@@ -192,37 +189,77 @@ async def client_run(
         toolset = MCPToolset(FastMCPClient(transport_obj))
         async with toolset:
             ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
-            tools = await toolset.get_tools(ctx)
-            add_def = tools["add"]
+            add_def = (await toolset.get_tools(ctx))["add"]
 
             async def call_pydantic(i: int) -> None:
-                # what a pydantic-ai run does: validate the arguments, then call through the toolset
+                # what a pydantic-ai run does: validate the arguments, call through the toolset
                 args = add_def.args_validator.validate_python({"a": i, "b": 2})
                 _check(await toolset.call_tool("add", args, ctx, add_def), i)
 
-            numbers = await _measure(call_pydantic, calls, warmup)
-            version = getattr(toolset.client.session, "protocol_version", None)
-            return {**numbers, "protocol": version}
-
-    raise SystemExit(f"unknown client {kind!r}")
-
-
-# --- the parent: interleaved rounds, then a table ------------------------------------------
+            session = toolset.client.session
+            yield call_pydantic, _raw(session), getattr(session, "protocol_version", None)
+    else:
+        raise SystemExit(f"unknown client {kind!r}")
 
 
-def _child(kind: str, transport: str, url: str, calls: int, warmup: int) -> dict[str, Any]:
-    cmd = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--client",
-        kind,
-        "--transport",
-        transport,
-    ]
+async def measure_transport(
+    transport: str, url: str, kinds: list[str], calls: int, warmup: int
+) -> dict[str, Any]:
+    """Every client connected at once (each to its own server over stdio); the calls go
+    round-robin, one at a time, the framework's path and the raw SDK call on its connection
+    alternating, so all samples see the same machine load. A call's client CPU is
+    ``time.process_time`` across it (the servers are other processes)."""
+    async with AsyncExitStack() as stack:
+        callers: dict[str, Call] = {}
+        protocols: dict[str, str | None] = {}
+        for kind in kinds:
+            call, raw, protocols[kind] = await stack.enter_async_context(
+                _client(kind, transport, url)
+            )
+            callers[kind] = call
+            if raw is not None:
+                callers[f"{kind}:raw"] = raw
+        for i in range(warmup):
+            for call in callers.values():
+                await call(i)
+        walls: dict[str, list[float]] = {k: [] for k in callers}
+        cpus: dict[str, list[float]] = {k: [] for k in callers}
+        for i in range(calls):
+            for key, call in callers.items():
+                c0, t0 = time.process_time(), time.perf_counter()
+                await call(i)
+                t1, c1 = time.perf_counter(), time.process_time()
+                walls[key].append(t1 - t0)
+                cpus[key].append(c1 - c0)
+    out: dict[str, Any] = {}
+    for kind in kinds:
+        w = sorted(walls[kind])
+        row: dict[str, Any] = {
+            "protocol": protocols[kind],
+            "wall_us_median": statistics.median(w) * 1e6,
+            "wall_us_p90": w[int(len(w) * 0.9)] * 1e6,
+            "cpu_us_median": statistics.median(cpus[kind]) * 1e6,
+        }
+        if f"{kind}:raw" in cpus:
+            raw = cpus[f"{kind}:raw"]
+            row["raw_cpu_us_median"] = statistics.median(raw) * 1e6
+            # paired: each framework call against the raw call just after it, same connection
+            row["added_cpu_us"] = statistics.median(
+                (a - b) * 1e6 for a, b in zip(cpus[kind], raw, strict=True)
+            )
+        out[kind] = row
+    return out
+
+
+# --- the parent: one child per transport, then a table ------------------------------------
+
+
+def _child(transport: str, url: str, calls: int, warmup: int) -> dict[str, Any]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", transport]
     cmd += ["--url", url, "--calls", str(calls), "--warmup", str(warmup)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=3000)
     if done.returncode != 0:
-        raise RuntimeError(f"{kind}/{transport} failed:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"{transport} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -250,49 +287,27 @@ def _start_http() -> tuple[subprocess.Popen[bytes], str]:
 
 
 def main_parent(args: argparse.Namespace) -> None:
-    calls, warmup, rounds = (200, 20, 1) if args.quick else (args.calls, 100, args.rounds)
-    runs: dict[str, list[dict[str, Any]]] = {}
+    calls, warmup = (100, 10) if args.quick else (args.calls, 100)
     http, url = _start_http()
     try:
-        for r in range(rounds):
-            for transport in ("stdio", "http"):
-                for kind in ["inprocess", *CLIENTS] if transport == "stdio" else CLIENTS:
-                    key = f"{kind}/{transport}" if kind != "inprocess" else "inprocess"
-                    result = _child(kind, transport, url, calls, warmup)
-                    runs.setdefault(key, []).append(result)
-                    print(f"round {r + 1}/{rounds} {key}: {result}", file=sys.stderr, flush=True)
+        rows: dict[str, dict[str, Any]] = {}
+        for transport in ("stdio", "http"):
+            started = time.perf_counter()
+            measured = _child(transport, url, calls, warmup)
+            print(
+                f"{transport}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True
+            )
+            for kind, row in measured.items():
+                rows[kind if kind == "inprocess" else f"{kind}/{transport}"] = row
     finally:
         os.killpg(http.pid, 15)
         http.wait(30)
 
-    rows: dict[str, dict[str, Any]] = {}
-    for key, results in runs.items():
-        rows[key] = {
-            field: statistics.median(r[field] for r in results)
-            for field in ("wall_us_median", "wall_us_p90", "cpu_us_per_call")
-        }
-        rows[key]["protocol"] = results[0].get("protocol")
-    for transport in ("stdio", "http"):
-        for kind in CLIENTS:
-            floor_kind = (
-                "sdk-legacy"
-                if rows[f"{kind}/{transport}"]["protocol"] != rows[f"sdk/{transport}"]["protocol"]
-                else "sdk"
-            )
-            floor = rows[f"{floor_kind}/{transport}"]["cpu_us_per_call"]
-            rows[f"{kind}/{transport}"]["added_cpu_us"] = (
-                rows[f"{kind}/{transport}"]["cpu_us_per_call"] - floor
-            )
-            rows[f"{kind}/{transport}"]["floor"] = f"{floor_kind}/{transport}"
     goals = {}
     for transport in ("stdio", "http"):
-        ours = max(
-            rows[f"agentsdk/{transport}"]["added_cpu_us"],
-            rows[f"agentsdk-legacy/{transport}"]["added_cpu_us"],
-        )
+        ours = max(rows[f"agentsdk{v}/{transport}"]["added_cpu_us"] for v in ("", "-legacy"))
         peer = min(
-            rows[f"openai-agents/{transport}"]["added_cpu_us"],
-            rows[f"pydantic-ai/{transport}"]["added_cpu_us"],
+            rows[f"{p}/{transport}"]["added_cpu_us"] for p in ("openai-agents", "pydantic-ai")
         )
         goals[transport] = {
             "ours_added_us": ours,
@@ -301,15 +316,17 @@ def main_parent(args: argparse.Namespace) -> None:
         }
 
     print(
-        "\n| client | transport | protocol | round trip median (µs) | p90 (µs) | client CPU/call (µs) | added CPU vs official client (µs) |"
+        "\n| client | transport | protocol | round trip median (µs) | p90 (µs) "
+        "| client CPU/call (µs) | the SDK's call on the same connection (µs) | added CPU (µs) |"
     )
-    print("|---|---|---|---:|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
     for key, row in rows.items():
         kind, _, transport = key.partition("/")
-        added = f"{row['added_cpu_us']:.0f}" if "added_cpu_us" in row else "—"
+        added = f"{row['added_cpu_us']:+.0f}" if "added_cpu_us" in row else "—"
+        raw = f"{row['raw_cpu_us_median']:.0f}" if "raw_cpu_us_median" in row else "—"
         print(
             f"| {kind} | {transport or 'in-process'} | {row['protocol'] or '—'} | {row['wall_us_median']:.0f} "
-            f"| {row['wall_us_p90']:.0f} | {row['cpu_us_per_call']:.0f} | {added} |"
+            f"| {row['wall_us_p90']:.0f} | {row['cpu_us_median']:.0f} | {raw} | {added} |"
         )
     for transport, goal in goals.items():
         print(
@@ -320,9 +337,8 @@ def main_parent(args: argparse.Namespace) -> None:
         RESULTS.write_text(
             json.dumps(
                 {
-                    "calls_per_run": calls,
-                    "rounds": rounds,
-                    "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}",
+                    "calls_per_client": calls,
+                    "machine": f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end",
                     "rows": rows,
                     "goals": goals,
                 },
@@ -337,23 +353,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--serve", choices=["stdio", "http"], help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--client", help=argparse.SUPPRESS)
-    parser.add_argument("--transport", default="stdio", help=argparse.SUPPRESS)
+    parser.add_argument("--measure", choices=["stdio", "http"], help=argparse.SUPPRESS)
     parser.add_argument("--url", default="", help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=100, help=argparse.SUPPRESS)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="a tiny run (200 calls, 1 round)")
+    parser.add_argument("--quick", action="store_true", help="a tiny run (100 calls per client)")
     parser.add_argument("--no-bench-venv", action="store_true", help="run in this interpreter")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.port)
         return
-    if args.client:
+    if args.measure:
         import anyio
 
+        kinds = ["inprocess", *CLIENTS] if args.measure == "stdio" else CLIENTS
         result = anyio.run(
-            client_run, args.client, args.transport, args.url, args.calls, args.warmup
+            measure_transport, args.measure, args.url, kinds, args.calls, args.warmup
         )
         print(json.dumps(result))
         return

@@ -89,6 +89,17 @@ _TYPE_NAMES = {
 }
 
 
+# JSON types that one Python type test decides ("integer" does not: 1.0 is one)
+_EXACT: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": (bool,),
+    "number": (int, float),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
+
+
 class _Unsupported(Exception):
     pass
 
@@ -196,6 +207,24 @@ class _Compiler:
         for name in names:
             _is_type(None, name)  # an unknown type name is unsupported, found now
         wanted = " or ".join(names)
+        exact = {_EXACT.get(n) for n in names}
+        if None not in exact:  # only types a Python type decides: one set lookup
+            kinds = frozenset(k for group in exact if group for k in group)
+
+            def check_exact(value: Any, path: tuple[str | int, ...], out: list[Problem]) -> None:
+                if type(value) not in kinds:
+                    out.append((path, f"expected {wanted}, got {_kind(value)} {_short(value)}"))
+
+            return check_exact
+
+        if names == ["integer"]:
+
+            def check_integer(value: Any, path: tuple[str | int, ...], out: list[Problem]) -> None:
+                kind = type(value)
+                if kind is not int and not (kind is float and value.is_integer()):
+                    out.append((path, f"expected integer, got {_kind(value)} {_short(value)}"))
+
+            return check_integer
 
         def check(value: Any, path: tuple[str | int, ...], out: list[Problem]) -> None:
             if not any(_is_type(value, n) for n in names):

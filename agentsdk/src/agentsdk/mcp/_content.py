@@ -16,7 +16,7 @@ from typing import Any
 import mcp.types as mt
 
 from ..artifacts import ArtifactStore
-from ..messages import ImagePart, TextPart
+from ..messages import ImagePart, TextPart, _text_part
 from ..tools import ToolOutcome
 
 __all__ = ["from_mcp_content", "from_resource_contents", "to_mcp_result"]
@@ -79,7 +79,7 @@ def from_mcp_content(
     parts: list[TextPart | ImagePart] = []
     for block in blocks:
         if isinstance(block, mt.TextContent):
-            parts.append(TextPart(text=block.text))
+            parts.append(_text_part(block.text))  # a str the SDK already validated
         elif isinstance(block, mt.ImageContent | mt.AudioContent):
             kind = "image" if isinstance(block, mt.ImageContent) else "audio"
             data = _decode(block.data, kind)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -10,18 +11,18 @@ from pathlib import Path
 from typing import IO, Any, ClassVar
 
 import anyio
-import anyio.lowlevel
 import mcp.types as mt
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-from pydantic import BaseModel, ValidationError
+from mcp_types import CONNECTION_CLOSED, HEADER_MISMATCH, REQUEST_TIMEOUT
+from pydantic import ValidationError
 
 from ..artifacts import ArtifactStore
 from ..messages import Image, ImagePart, TextPart
 from ..tools import Tool, ToolContext, ToolError, Toolkit
 from ._connection import Connection, MCPConnectionError
-from ._content import from_mcp_content, from_resource_contents
+from ._content import from_mcp_content
+from ._resources import MCPResource, any_resources, list_resources, read_resource, resource_tools
 
 __all__ = ["MCPConnectionError", "MCPResource", "MCPToolkit"]
 
@@ -29,19 +30,6 @@ log = logging.getLogger("agentsdk.mcp")
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _PAGES = 100  # a server whose listing never ends cannot hang the toolkit
-
-
-class MCPResource(BaseModel):
-    """A resource (or resource template) an MCP server offers."""
-
-    uri: str
-    """The URI to read; for a template, the URI template (RFC 6570) to fill in."""
-    name: str
-    title: str | None = None
-    description: str | None = None
-    mime_type: str | None = None
-    size: int | None = None
-    template: bool = False
 
 
 class MCPToolkit(Toolkit):
@@ -209,10 +197,9 @@ class MCPToolkit(Toolkit):
         caps = client.server_capabilities
         has_resources = caps.resources is not None and self.offer_resources
         # resource tools only for a server that has some: two idle tools cost a small model
+        stem = self.prefix or _UNSAFE_NAME.sub("_", self.label)[:40] or "mcp"
         self._resource_tools = (
-            self._make_resource_tools()
-            if has_resources and await self._any_resources(client)
-            else []
+            resource_tools(self, stem) if has_resources and await any_resources(client) else []
         )
         self._install(await self._list_tools(client))
 
@@ -280,10 +267,9 @@ class MCPToolkit(Toolkit):
         return candidate
 
     def _make_tool(self, listed: mt.Tool, taken: set[str]) -> Tool:
+        # a partial, not a wrapper coroutine: one frame less on every resumption of a call
+        call = functools.partial(self._call, listed.name)
         server_name = listed.name
-
-        async def call(arguments: dict[str, Any], ctx: ToolContext | None) -> Any:
-            return await self._call(server_name, arguments, ctx)
 
         name = self._model_name(server_name, taken)
         description = listed.description or listed.title or server_name
@@ -330,7 +316,7 @@ class MCPToolkit(Toolkit):
         if ctx is not None and ctx.report_progress is not None:
             progress = ctx.progress  # a served proxy passes the server's progress on
         try:
-            result = await client.call_tool(name, arguments, progress_callback=progress)
+            result = await _call_tool(client, name, arguments, progress)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 if conn is not None:
@@ -353,15 +339,17 @@ class MCPToolkit(Toolkit):
                 f"MCP server {self.label!r} answered {name!r} with something that is not an "
                 f"MCP tool result: {exc}"
             ) from None
-        # A change the server announced before this result is listed before the result
-        # is returned, so the agent's next turn sees the new tools. (The notification's
-        # handler was scheduled before this task was woken: one checkpoint lets it run.)
-        await anyio.lowlevel.checkpoint()
+        # A change the server announced before this result is listed before the result is
+        # returned, so the agent's next turn sees the new tools. The notification's handler
+        # was scheduled before this task was woken, and it marks the list stale first thing.
         if self._stale or self._refresh_lock.locked():
             async with self._refresh_lock:
                 pass  # a refresh under way
             if self._stale:
                 await self.refresh_tools()
+        content = result.content
+        if len(content) == 1 and type(content[0]) is mt.TextContent and not result.is_error:
+            return content[0].text  # the common one-text answer, without building parts
         parts = from_mcp_content(
             result.content,
             result.structured_content,
@@ -374,45 +362,11 @@ class MCPToolkit(Toolkit):
             raise ToolError(text, images=images)
         return parts
 
-    # -- resources ----------------------------------------------------------------
+    # -- resources (agentsdk/mcp/_resources.py) ----------------------------------------
 
     async def list_resources(self) -> list[MCPResource]:
         """The server's resources, then its resource templates."""
-        client = await self._client()
-        found: list[MCPResource] = []
-        cursor: str | None = None
-        for _ in range(_PAGES):
-            page = await client.list_resources(cursor=cursor)
-            found.extend(
-                MCPResource(
-                    uri=str(r.uri),
-                    name=r.name,
-                    title=r.title,
-                    description=r.description,
-                    mime_type=r.mime_type,
-                    size=r.size,
-                )
-                for r in page.resources
-            )
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        try:
-            templates = await client.list_resource_templates()
-        except MCPError:  # optional for servers
-            return found
-        found.extend(
-            MCPResource(
-                uri=t.uri_template,
-                name=t.name,
-                title=t.title,
-                description=t.description,
-                mime_type=t.mime_type,
-                template=True,
-            )
-            for t in templates.resource_templates
-        )
-        return found
+        return await list_resources(await self._client())
 
     async def read_resource(
         self, uri: str, artifacts: ArtifactStore | None = None
@@ -423,63 +377,27 @@ class MCPToolkit(Toolkit):
         Raises:
             ToolError: The server could not read it (the message says why).
         """
-        client = await self._client()
-        try:
-            result = await client.read_resource(uri)
-        except MCPError as exc:
-            raise ToolError(
-                f"MCP server {self.label!r} could not read {uri!r}: {exc.message}"
-            ) from None
-        return from_resource_contents(result.contents, artifacts, server=self.label)
-
-    async def _any_resources(self, client: Client) -> bool:
-        try:
-            if (await client.list_resources()).resources:
-                return True
-            return bool((await client.list_resource_templates()).resource_templates)
-        except MCPError:
-            return False
-
-    def _make_resource_tools(self) -> list[Tool]:
-        stem = self.prefix or _UNSAFE_NAME.sub("_", self.label)[:40] or "mcp"
-
-        async def listing(arguments: dict[str, Any]) -> str:
-            items = await self.list_resources()
-            if not items:
-                return f"{self.label} has no resources."
-            lines = []
-            for r in items:
-                about = ", ".join(x for x in (r.mime_type, r.description) if x)
-                kind = "template " if r.template else ""
-                lines.append(f"- {kind}{r.uri} ({r.name}){': ' + about if about else ''}")
-            return "\n".join(lines)
-
-        async def reading(arguments: dict[str, Any], ctx: ToolContext | None) -> Any:
-            return await self.read_resource(arguments["uri"], ctx.artifacts if ctx else None)
-
-        return [
-            Tool.from_schema(
-                f"{stem}_list_resources",
-                f"List the resources (documents, data) the {self.label} MCP server offers, "
-                "with their URIs; templates have {placeholders} to fill in.",
-                {"type": "object", "properties": {}, "additionalProperties": False},
-                listing,
-            ),
-            Tool.from_schema(
-                f"{stem}_read_resource",
-                f"Read one resource of the {self.label} MCP server by its URI.",
-                {
-                    "type": "object",
-                    "properties": {"uri": {"type": "string", "description": "The resource URI."}},
-                    "required": ["uri"],
-                    "additionalProperties": False,
-                },
-                reading,
-            ),
-        ]
+        return await read_resource(await self._client(), uri, artifacts, self.label)
 
     def __repr__(self) -> str:
         return f"MCPToolkit({self.label!r})"
+
+
+async def _call_tool(
+    client: Client, name: str, arguments: dict[str, Any], progress: Any
+) -> mt.CallToolResult:
+    """``tools/call`` through the session (what ``Client.call_tool`` wraps); the Client's
+    fuller path only when the server asks for more (input rounds, a stale tool header)."""
+    try:
+        result = await client.session.call_tool(name, arguments, progress_callback=progress)
+    except MCPError as exc:
+        if exc.code != HEADER_MISMATCH:
+            raise
+        return await client.call_tool(name, arguments, progress_callback=progress)
+    except RuntimeError:  # an input-required result: the Client drives those rounds
+        return await client.call_tool(name, arguments, progress_callback=progress)
+    assert isinstance(result, mt.CallToolResult)
+    return result
 
 
 _LAUNCHERS = {"node", "python", "python3", "uv", "uvx", "npx", "bunx", "deno", "pipx", "docker"}
