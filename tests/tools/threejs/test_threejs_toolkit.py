@@ -295,7 +295,8 @@ async def test_code_that_navigates_away_loses_the_page_not_the_toolkit(
 
 @pytest.mark.slow
 async def test_toolkits_sharing_a_pool_without_a_free_page_get_a_clear_error() -> None:
-    async with RendererPool(pages=1, timeout=1) as shared:
+    # Generous: a first render compiles shaders (two passes) on a loaded machine.
+    async with RendererPool(pages=1, timeout=8) as shared:
         first = ThreeJSToolkit(pool=shared, groups=["code"])
         second = ThreeJSToolkit(pool=shared, groups=["code"])
         async with first, second:
