@@ -93,9 +93,12 @@ class AuthoringTools(GodotToolkitBase):
         except ProjectPathError as err:
             raise ToolError(str(err)) from None
         if exists:  # never replace a scene (and the work in it) by an empty one
+            res = self.project.res_path(self.project.file(path))
+            nodes = ", ".join(n.path for n in self._scene(res).nodes)
             raise ToolError(
-                f"{self.project.res_path(self.project.file(path))} already exists: change it with "
-                "add_node, set_property or remove_node, or create the new scene under another path"
+                f"{res} already exists (nodes: {nodes}); do not create it again. Add a child with "
+                f'add_node(scene="{res}", name="...", type="MeshInstance"), change one with '
+                "set_property, or create a new scene under another path"
             )
         cls = self.project.dialect.class_name(root_type)
         catalog = await self._known(self.project.new_scene(name, "Node"), [cls], [])
@@ -103,6 +106,7 @@ class AuthoringTools(GodotToolkitBase):
         scene = self.project.new_scene(name, root_type)
         try:
             change = self._save(path, scene, ".", f"created with root {name} ({root_type})")
+            change.detail += f'; next: add children with add_node(scene="{change.scene}", ...)'
         except ProjectPathError as err:
             raise ToolError(str(err)) from None
         if main or not self.project.main_scene:
