@@ -1,20 +1,24 @@
-"""``Agent``: configuration plus ``run``, ``run_sync`` and ``stream``."""
+"""``Agent``: configuration plus ``run``, ``run_sync``, ``stream`` and ``resume``."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
 import re
 import time
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, AsyncExitStack, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
+import anyio.from_thread
 
 from .artifacts import ArtifactStore, default_runs_dir
 from .errors import RunTimeout
-from .events import Event, RunFailed, RunFinished
+from .events import Event, RunFailed, RunFinished, RunPaused
 from .loop import RunConfig, run_events
 from .loopguard import LoopGuard
 from .messages import Message
@@ -26,9 +30,15 @@ from .stream import RunStream
 from .tools import Tool, Toolkit, collect_tools
 from .tracing import JsonlTracer
 
+if TYPE_CHECKING:  # pragma: no cover
+    from .state import Decision, RunState, RunStore, Session
+
 __all__ = ["Agent", "RunResult", "RunStream"]
 
 EventHook = Callable[[Event], None]
+Prepare = Callable[[RunConfig], Awaitable[None]]
+"""Runs once the toolkits are open, before the loop: sets up step hooks, a resume."""
+_T = TypeVar("_T")
 
 
 def _new_run_id() -> str:
@@ -64,6 +74,16 @@ class Agent:
             turn's calls is answered with an error instead of running them again, a
             repeated error says so, and ``max_strikes`` looping turns in a row end the
             run with ``LoopDetected``. ``None`` turns it off.
+        store: Where runs are saved at every step boundary, so ``resume`` can continue
+            them after a crash or a pause: a ``RunStore``, a SQLite file path, or a
+            plugin URL (``agentsdk.stores``). ``None``: runs live in memory only.
+        on_approval: What ``run`` does when a call needs approval: ``"return"`` the
+            paused result (``status == "awaiting_approval"``), or ``"raise"``
+            ``ApprovalRequired``.
+
+    Toolkits are started when a run begins and closed when it ends, unless the
+    agent is held open with ``async with agent:`` (or ``with agent:`` for
+    ``run_sync``): then they stay open, with their state, across runs.
     """
 
     def __init__(
@@ -86,7 +106,11 @@ class Agent:
         trace: str | Path | None = None,
         deps: Any = None,
         loop_guard: LoopGuard | None = LoopGuard(),
+        store: RunStore | str | Path | None = None,
+        on_approval: Literal["return", "raise"] = "return",
     ):
+        if on_approval not in ("return", "raise"):
+            raise ValueError(f"on_approval is 'return' or 'raise', not {on_approval!r}")
         self.name = name
         self.instructions = instructions
         self._model_spec = model
@@ -116,6 +140,15 @@ class Agent:
         self.trace = Path(trace) if trace else None
         self.deps = deps
         self.loop_guard = loop_guard
+        self.on_approval = on_approval
+        self.store: RunStore | None = None
+        if store is not None:
+            from .state import open_store
+
+            self.store = open_store(store)
+        self._held: AsyncExitStack | None = None
+        self._portal: anyio.from_thread.BlockingPortal | None = None
+        self._portal_cm: AbstractContextManager[anyio.from_thread.BlockingPortal] | None = None
 
     @property
     def model(self) -> Model | Tiers:
@@ -139,6 +172,7 @@ class Agent:
         stream: bool,
         max_turns: int | None,
         run_id: str | None = None,
+        system: bool = True,
     ) -> RunConfig:
         if max_turns is not None and max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, not {max_turns}")
@@ -150,9 +184,9 @@ class Agent:
                 "(it names the run's folder)"
             )
         messages = list(message_history or [])
-        system = self._system_prompt()
-        if system and not (messages and messages[0].role == "system"):
-            messages.insert(0, Message.system(system))
+        prompt = self._system_prompt() if system else None
+        if prompt and not (messages and messages[0].role == "system"):
+            messages.insert(0, Message.system(prompt))
         return RunConfig(
             run_id=run_id,
             agent_name=self.name,
@@ -188,15 +222,18 @@ class Agent:
 
     async def _events(
         self,
-        prompt: str | Message,
+        prompt: str | Message | None,
         message_history: Sequence[Message] | None,
         settings: ModelSettings | None,
         deps: Any,
         stream: bool,
         max_turns: int | None,
         run_id: str | None = None,
+        prepare: Prepare | None = None,
     ) -> AsyncGenerator[Event, None]:
-        cfg = self._config(message_history, settings, deps, stream, max_turns, run_id)
+        cfg = self._config(
+            message_history, settings, deps, stream, max_turns, run_id, system=prompt is not None
+        )
         tracer = JsonlTracer(self.trace) if self.trace else None
         try:
             async with AsyncExitStack() as stack:
@@ -204,6 +241,12 @@ class Agent:
                     await stack.enter_async_context(toolkit)
                 if cfg.refresh_tools is not None:  # started toolkits may list more tools now
                     cfg.tools = cfg.refresh_tools() or cfg.tools
+                if prepare is not None:
+                    await prepare(cfg)
+                elif self._wants_hooks(cfg):
+                    from .state import Checkpointer
+
+                    cfg.hooks = Checkpointer(self.store)
                 events = run_events(cfg, prompt)
                 try:
                     async for event in events:
@@ -211,6 +254,9 @@ class Agent:
                             tracer.write(event)
                         yield event
                 except Exception as exc:
+                    fail = getattr(cfg.hooks, "failed", None)
+                    if fail is not None:
+                        await fail(cfg, exc)
                     failed = RunFailed(cfg.run_id, type(exc).__name__, str(exc))
                     if tracer is not None:
                         tracer.write(failed)
@@ -222,9 +268,20 @@ class Agent:
                     raise
                 finally:
                     await events.aclose()
+                    # a timed-out sync tool that returns after the run went to the trace
+                    cfg.late = _LateEvents(self.trace)
         finally:
             if tracer is not None:
                 tracer.close()
+
+    def _wants_hooks(self, cfg: RunConfig) -> bool:
+        """Step hooks are needed to save state or to hold calls for approval (tools of
+        a changing toolkit may start needing it mid-run)."""
+        return (
+            self.store is not None
+            or bool(self._changing)
+            or any(t.needs_approval is not False for t in cfg.tools.values())
+        )
 
     async def run(
         self,
@@ -248,17 +305,24 @@ class Agent:
             run_id: Name this run (and its artifacts folder); a timestamp by default.
             on_event: Called with every event as it happens (progress, recording).
         """
+        return await self._drive(
+            lambda: self._events(prompt, message_history, settings, deps, False, max_turns, run_id),
+            on_event,
+        )
+
+    async def _drive(
+        self, make: Callable[[], AsyncGenerator[Event, None]], on_event: EventHook | None
+    ) -> RunResult:
+        """Consume a run's events under the agent's deadline; its result."""
         result: RunResult | None = None
         try:
             with self._deadline():
-                events = self._events(
-                    prompt, message_history, settings, deps, False, max_turns, run_id
-                )
+                events = make()
                 try:
                     async for event in events:
                         if on_event is not None:
                             on_event(event)
-                        if isinstance(event, RunFinished):
+                        if isinstance(event, RunFinished | RunPaused):
                             result = event.result
                 finally:
                     await events.aclose()
@@ -267,7 +331,155 @@ class Agent:
                 raise
             raise self._timeout_error() from exc
         assert result is not None
+        if result.status == "awaiting_approval" and self.on_approval == "raise":
+            from .state import ApprovalRequired
+
+            calls = ", ".join(f"{p.tool}({p.call_id})" for p in result.pending)
+            raise ApprovalRequired(f"run {result.run_id!r} waits for approval of {calls}", result)
         return result
+
+    async def resume(
+        self,
+        run: str | RunState,
+        *,
+        approvals: Mapping[str, Decision] | None = None,
+        revision: int | None = None,
+        deps: Any = None,
+        max_turns: int | None = None,
+        on_event: EventHook | None = None,
+    ) -> RunResult:
+        """Continue a saved run from where it stopped: after a crash, a failure, or a
+        pause for approvals.
+
+        Args:
+            run: A run id in the agent's store, or a ``RunState`` (``result.state``).
+            approvals: For a paused run, a decision per waiting call id: ``True`` (or
+                ``Approve()``), ``False`` (or ``Reject(reason)``: the model is told),
+                or ``Edit(arguments)``.
+            revision: Continue from this checkpoint instead of the newest (past a
+                corrupted one, see ``CorruptState``).
+            deps: Given to tools as ``ctx.deps``.
+            max_turns: Model requests allowed in all (the saved run's limit by default).
+            on_event: Called with every event as it happens.
+
+        Raises:
+            ApprovalError: the decisions do not match the waiting calls.
+            StateConflict: another process resumed or saved the run meanwhile.
+            RunInProgress: a live process on this machine runs it now.
+            StateError: the run finished already, or this agent lacks a tool it used.
+        """
+        from .state import apply_decisions, load_state
+
+        if isinstance(run, str):
+            if self.store is None:
+                raise ValueError(
+                    "resuming by run id needs a store: Agent(store='runs.db'), or pass the "
+                    "RunState itself (result.state)"
+                )
+            state = await load_state(self.store, run, revision)
+        else:
+            state = run
+        decided = apply_decisions(state, approvals)
+        if decided.status == "finished":  # resuming is idempotent: the saved answer
+            return self._finished_result(decided)
+        return await self._drive(
+            lambda: self._events(
+                None,
+                decided.messages,
+                None,
+                deps,
+                False,
+                max_turns,
+                decided.run_id,
+                prepare=functools.partial(self._prepare_resume, state, decided, max_turns),
+            ),
+            on_event,
+        )
+
+    def _finished_result(self, state: RunState) -> RunResult:
+        from .loop import _totals
+
+        output: Any = state.output
+        last = next((m for m in reversed(state.messages) if m.role == "assistant"), None)
+        if self.output is not None and last is not None:
+            ok, value, _ = self.output.validate(last.text)
+            output = value if ok else output
+        usage, by_model = _totals(list(state.usage_by_model.items()))
+        return RunResult(
+            output=output,
+            messages=list(state.messages),
+            usage=usage,
+            usage_by_model=by_model,
+            turns=state.turn,
+            run_id=state.run_id,
+            artifacts_dir=Path(state.artifacts_dir) if state.artifacts_dir else None,
+            finish_reason=state.finish_reason,
+        )
+
+    async def _prepare_resume(
+        self, saved: RunState, state: RunState, max_turns: int | None, cfg: RunConfig
+    ) -> None:
+        from .state import Checkpointer, Session
+        from .state.resume import resume_into
+
+        session = (
+            Session(self, state.session, self.store)
+            if state.session is not None and self.store is not None
+            else None
+        )
+        hooks = Checkpointer(
+            self.store,
+            thread=state.thread,
+            session=state.session,
+            revision=state.revision,
+            created=state.created or None,
+            saved=saved.messages,
+            on_session_end=session.release if session is not None else None,
+        )
+        hooks.dirty = {
+            i
+            for i, (a, b) in enumerate(zip(state.messages, saved.messages, strict=True))
+            if a is not b
+        }
+        resume_into(cfg, state, cfg.tools, hooks, self.keep_images, max_turns)
+        cfg.hooks = hooks
+
+    def session(self, session_id: str) -> Session:
+        """The conversation ``session_id`` in the agent's store (made on its first run):
+        ``await agent.session("id").run(prompt)`` continues it, in any process."""
+        from .state import Session
+
+        if self.store is None:
+            raise ValueError("sessions live in a store: Agent(store='runs.db')")
+        if not _RUN_ID.match(session_id):
+            raise ValueError(
+                f"session id {session_id!r} must be 1-128 letters, digits, '.', '_' or '-'"
+            )
+        return Session(self, session_id, self.store)
+
+    async def _run_session(
+        self,
+        session: Session,
+        prompt: str | Message,
+        *,
+        settings: ModelSettings | None = None,
+        deps: Any = None,
+        max_turns: int | None = None,
+        run_id: str | None = None,
+        on_event: EventHook | None = None,
+    ) -> RunResult:
+        run_id = run_id or _new_run_id()
+        history, _ = await session._claim(run_id)
+
+        async def prepare(cfg: RunConfig) -> None:
+            cfg.hooks = session.checkpointer(history, cfg)
+
+        return await self._drive(
+            lambda: self._events(
+                prompt, history, settings, deps, False, max_turns, run_id, prepare=prepare
+            ),
+            on_event,
+        )
 
     def stream(
         self,
@@ -319,18 +531,93 @@ class Agent:
         return nullcontext() if self.timeout is None else anyio.fail_after(self.timeout)
 
     def run_sync(self, prompt: str | Message, **kwargs: Any) -> RunResult:
-        """``run`` for scripts and notebooks without an event loop."""
+        """``run`` for scripts and notebooks.
 
-        async def main() -> RunResult:
+        Without ``with agent:`` each call runs in an event loop of its own and starts
+        and closes the toolkits (a browser, a bpy worker) for that one run. Inside a
+        running event loop (a notebook cell) the run goes on a helper thread.
+        """
+        return self._sync(functools.partial(self.run, prompt, **kwargs))
+
+    def resume_sync(self, run: str | RunState, **kwargs: Any) -> RunResult:
+        """``resume`` for scripts and notebooks."""
+        return self._sync(functools.partial(self.resume, run, **kwargs))
+
+    def _sync(self, fn: Callable[[], Awaitable[_T]]) -> _T:
+        if self._portal is not None:  # `with agent:`: its loop owns the toolkits
+            return self._portal.call(fn)
+        if self._held is not None:
+            raise RuntimeError(
+                "this agent's toolkits are held open by `async with agent:` on an event loop: "
+                "use `await agent.run(...)` there"
+            )
+
+        async def main() -> _T:
             try:
-                return await self.run(prompt, **kwargs)
+                return await fn()
             finally:
                 await self.aclose()
 
-        return anyio.run(main)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return anyio.run(main)
+        # a loop runs in this thread (a notebook): anyio.run cannot nest, a thread can
+        with ThreadPoolExecutor(1, thread_name_prefix="agentsdk-run-sync") as pool:
+            return pool.submit(anyio.run, main).result()
+
+    async def __aenter__(self) -> Agent:
+        """Start the toolkits and keep them open across runs until the block ends."""
+        if self._held is not None:
+            raise RuntimeError("this agent is already held open (`async with agent:`)")
+        stack = AsyncExitStack()
+        try:
+            for toolkit in self.toolkits:
+                await stack.enter_async_context(toolkit)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._held = stack
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        stack, self._held = self._held, None
+        try:
+            if stack is not None:
+                await stack.aclose()
+        finally:
+            await self.aclose()
+
+    def __enter__(self) -> Agent:
+        """For ``run_sync`` users: a helper thread's event loop holds the toolkits open
+        across ``run_sync`` calls until the block ends."""
+        if self._portal is not None or self._held is not None:
+            raise RuntimeError("this agent is already held open")
+        cm = anyio.from_thread.start_blocking_portal()
+        portal = cm.__enter__()
+        try:
+            portal.call(self.__aenter__)
+        except BaseException as exc:
+            cm.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._portal, self._portal_cm = portal, cm
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        portal, cm = self._portal, self._portal_cm
+        self._portal = self._portal_cm = None
+        if portal is None or cm is None:
+            return
+        try:
+            portal.call(self.__aexit__, None, None, None)
+        finally:
+            cm.__exit__(None, None, None)
 
     async def aclose(self) -> None:
-        """Close models this agent resolved from strings (their connections)."""
+        """Close models this agent resolved from strings (their connections) and its
+        store's connection (it opens again when needed)."""
+        if self.store is not None:
+            await self.store.aclose()
         model, self._model = self._model, None
         if model is None:
             return
@@ -340,6 +627,22 @@ class Agent:
             await model.aclose()
         else:
             self._model = model
+
+
+class _LateEvents(list[Event]):
+    """Where late events go once their run has ended: straight to the trace file."""
+
+    def __init__(self, trace: Path | None):
+        super().__init__()
+        self.trace = trace
+
+    def append(self, event: Event) -> None:
+        if self.trace is not None:
+            tracer = JsonlTracer(self.trace)
+            try:
+                tracer.write(event)
+            finally:
+                tracer.close()
 
 
 def _tools_by_name(items: Sequence[Tool | Toolkit | Callable[..., Any]]) -> dict[str, Tool]:

@@ -24,10 +24,15 @@ class ArtifactStore:
     """Files of one run. The folder is created on first save, so runs that save
     nothing leave nothing behind."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, *, numbered: int = 0):
         self.dir = directory if isinstance(directory, Path) else Path(directory)
         self._lock = threading.Lock()
-        self._counter = 0
+        self._counter = numbered
+
+    @property
+    def numbered(self) -> int:
+        """Files numbered so far (a resumed run's store starts from the saved count)."""
+        return self._counter
 
     def _path_for(self, name: str) -> Path:
         safe = _UNSAFE.sub("_", name).strip("._") or "artifact"

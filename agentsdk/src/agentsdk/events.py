@@ -28,6 +28,8 @@ class RunStarted:
     prompt: str
     model: str
     tools: list[str]
+    resumed: bool = False
+    """The run continues from a saved state (``Agent.resume``)."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -113,6 +115,29 @@ class RunFinished:
 
 
 @dataclass(slots=True, frozen=True)
+class RunPaused:
+    """The run stopped before tool calls that need a person's approval; ``calls``
+    are those calls (``ApprovalRequest``), ``result.state`` what resuming needs."""
+
+    run_id: str
+    turn: int
+    calls: list[Any]
+    result: RunResult | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(slots=True, frozen=True)
+class ToolFinishedLate:
+    """A sync tool that had timed out returned anyway, ``late_by`` seconds after its
+    timeout (its thread could not be stopped; its result was not used)."""
+
+    run_id: str
+    turn: int
+    call_id: str
+    name: str
+    late_by: float
+
+
+@dataclass(slots=True, frozen=True)
 class RunFailed:
     """The run ended with an exception."""
 
@@ -130,6 +155,8 @@ Event = (
     | ImageProduced
     | TurnFinished
     | RunFinished
+    | RunPaused
+    | ToolFinishedLate
     | RunFailed
 )
 
@@ -144,6 +171,8 @@ EVENT_TYPES: dict[str, type[Any]] = {
         ImageProduced,
         TurnFinished,
         RunFinished,
+        RunPaused,
+        ToolFinishedLate,
         RunFailed,
     )
 }

@@ -3,19 +3,23 @@
 ``run_events`` is an async generator of events; ``Agent.run`` and
 ``Agent.stream`` consume it. Per turn it does work proportional to that
 turn's new messages only, never to the whole history.
+
+Its progress lives in a ``Progress`` object, so a saved run can continue from any
+step boundary; what happens at those boundaries (saving state, waiting for
+approvals) is a ``StepHooks`` object the loop awaits and knows nothing else about.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
+from ._tool_results import ImageBudget, route_outcome
 from .artifacts import ArtifactStore
 from .errors import (
     MaxTurnsExceeded,
@@ -25,13 +29,14 @@ from .errors import (
 )
 from .events import (
     Event,
-    ImageProduced,
     ModelRequestStarted,
     RunFinished,
+    RunPaused,
     RunStarted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolFinishedLate,
     TurnFinished,
 )
 from .loopguard import LoopDetected, LoopGuard
@@ -42,13 +47,79 @@ from .messages import (
     ToolCallPart,
     ToolResultPart,
     Usage,
-    _text_part,
     _trusted,
 )
-from .models import Model, ModelProfile, ModelRequest, ModelResponse, ModelSettings, Tiers, TurnInfo
+from .models import (
+    Model,
+    ModelProfile,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    Tiers,
+    TokenTrace,
+    TurnInfo,
+)
 from .output import OutputSpec
 from .result import RunResult
 from .tools import Tool, ToolContext, ToolOutcome
+
+
+@dataclass
+class PendingTurn:
+    """A turn whose model answer asked for tool calls that have not all been answered."""
+
+    turn: int
+    served_by: str
+    tier: str | None
+    usage: Usage
+    finish_reason: str | None
+    calls: list[ToolCallPart]
+    """The calls as they run (a person may have edited their arguments)."""
+    done: dict[str, tuple[ToolOutcome, float]] = field(default_factory=dict)
+    """Outcomes (and durations) already known by call id: run before a crash, or
+    decided without running (a rejected call)."""
+    token_trace: TokenTrace | None = None
+
+
+@dataclass
+class Progress:
+    """How far a run has got: what a saved run state holds besides its messages."""
+
+    budget: ImageBudget
+    turn: int = 0
+    """Model answers so far."""
+    usages: list[tuple[str, Usage]] = field(default_factory=list)
+    """(model name, usage) per turn (or per model, for a resumed run), summed on demand."""
+    arg_failures: dict[str, int] = field(default_factory=dict)
+    """Invalid-argument calls in a row, per tool."""
+    output_failures: int = 0
+    pending: PendingTurn | None = None
+
+
+class StepHooks(Protocol):
+    """What happens at the loop's step boundaries: state saving and approvals
+    (``agentsdk.state``). The loop awaits each hook before it goes on."""
+
+    async def started(self, cfg: RunConfig) -> None:
+        """The prompt is in the messages (or a saved run is about to continue)."""
+
+    async def answered(self, cfg: RunConfig) -> list[Any]:
+        """The model's answer is in the messages and ``progress.pending`` holds its
+        calls. Returns what must wait for a person (the run then pauses), else ``[]``."""
+        ...
+
+    async def call_starting(self, cfg: RunConfig, call: ToolCallPart) -> None:
+        """A call is about to run."""
+
+    async def call_finished(self, cfg: RunConfig, call: ToolCallPart) -> None:
+        """A call's outcome is in ``progress.pending.done``."""
+
+    async def turn_finished(self, cfg: RunConfig) -> None:
+        """The turn's tool results are in the messages."""
+
+    async def finished(self, cfg: RunConfig, result: RunResult) -> RunResult:
+        """The run ends: with its answer, or paused (``result.status``)."""
+        ...
 
 
 @dataclass
@@ -75,57 +146,13 @@ class RunConfig:
     """Loop and stall detection for this run (``None``: off)."""
     refresh_tools: Callable[[], dict[str, Tool] | None] | None = None
     """Called before each later turn: the new tools when a toolkit's changed, else None."""
-
-
-class _ImageBudget:
-    """Keeps only the most recent K tool images in the context."""
-
-    def __init__(self, keep: int, artifacts: ArtifactStore):
-        self.keep = keep
-        self.artifacts = artifacts
-        self.paths: dict[int, str] = {}
-        self.order: deque[tuple[int, int]] = deque()  # (message index, id(image part))
-
-    def saved_path(self, part: ImagePart, name: str) -> str:
-        path = self.paths.get(id(part))
-        if path is None:
-            path = str(self.artifacts.save_image(part, name))
-            self.paths[id(part)] = path
-        return path
-
-    def track(self, index: int, images: list[ImagePart]) -> None:
-        for img in images:
-            self.order.append((index, id(img)))
-
-    def enforce(self, messages: list[Message]) -> None:
-        excess = len(self.order) - self.keep
-        if excess <= 0:
-            return
-        victims: dict[int, set[int]] = {}
-        for _ in range(excess):
-            index, part_id = self.order.popleft()
-            victims.setdefault(index, set()).add(part_id)
-        for index, ids in victims.items():
-            messages[index] = self._strip(messages[index], ids)
-
-    def _placeholder(self, part: ImagePart) -> TextPart:
-        where = self.paths.get(id(part), "(not saved)")
-        return TextPart(text=f"[older image removed from context; saved at {where}]")
-
-    def _strip(self, message: Message, victims: set[int]) -> Message:
-        new_parts: list[Any] = []
-        for part in message.parts:
-            if isinstance(part, ImagePart) and id(part) in victims:
-                new_parts.append(self._placeholder(part))
-            elif isinstance(part, ToolResultPart) and any(id(p) in victims for p in part.parts):
-                inner = [
-                    self._placeholder(p) if isinstance(p, ImagePart) and id(p) in victims else p
-                    for p in part.parts
-                ]
-                new_parts.append(part.model_copy(update={"parts": inner}))
-            else:
-                new_parts.append(part)
-        return Message.model_construct(role=message.role, parts=new_parts)
+    progress: Progress | None = None
+    """Where the run starts (a resumed run's); a fresh run gets an empty one."""
+    hooks: StepHooks | None = None
+    """State saving and approvals at the step boundaries; ``None``: nothing to do there."""
+    late: list[Event] = field(default_factory=list)
+    """Events that happened off the loop (a timed-out tool returning), emitted at the
+    next step boundary."""
 
 
 def _profile(model: Model | Tiers) -> ModelProfile:
@@ -140,16 +167,6 @@ def _profile(model: Model | Tiers) -> ModelProfile:
     return model.profile
 
 
-def _truncate(text: str, limit: int, artifacts: ArtifactStore, name: str) -> str:
-    if len(text) <= limit:
-        return text
-    path = artifacts.save_text(f"{name}-output.txt", text)
-    return (
-        text[:limit] + f"\n[output truncated: showing {limit} of {len(text)} characters; "
-        f"the full output is saved at {path}]"
-    )
-
-
 async def _stream(
     model: Model, request: ModelRequest, cfg: RunConfig, turn: int
 ) -> AsyncIterator[Event | ModelResponse]:
@@ -162,92 +179,128 @@ async def _stream(
     raise UnexpectedModelBehavior(f"model {model.name} ended its stream without a response")
 
 
-async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Event, None]:
-    """Run the loop, yielding events; the last one is ``RunFinished``."""
+async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGenerator[Event, None]:
+    """Run the loop, yielding events; the last one is ``RunFinished`` (or ``RunPaused``).
+    ``prompt=None`` continues ``cfg.progress`` (a resumed run)."""
     messages = cfg.messages
-    user = prompt if isinstance(prompt, Message) else Message.user(prompt)
-    messages.append(user)
+    if prompt is not None:
+        messages.append(prompt if isinstance(prompt, Message) else Message.user(prompt))
+    if cfg.progress is None:
+        cfg.progress = Progress(ImageBudget(cfg.keep_images, cfg.artifacts))
+    p = cfg.progress
+    hooks = cfg.hooks
     specs = [t.spec() for t in cfg.tools.values()]
     output_schema = cfg.output.schema if cfg.output else None
     output_name = cfg.output.name if cfg.output else None
     profile = _profile(cfg.model)
-    budget = _ImageBudget(cfg.keep_images, cfg.artifacts)
-    usages: list[tuple[str, Usage]] = []  # (model name, usage) per turn, summed on demand
-    arg_failures: dict[str, int] = {}
-    output_failures = 0
-    settings = cfg.settings
-    yield RunStarted(cfg.run_id, cfg.agent_name, user.text, cfg.model.name, list(cfg.tools))
+    budget = p.budget
+    usages = p.usages
+    arg_failures = p.arg_failures
+    first = next((m.text for m in reversed(messages) if m.role == "user"), "")
+    yield RunStarted(
+        cfg.run_id, cfg.agent_name, first, cfg.model.name, list(cfg.tools), prompt is None
+    )
+    if hooks is not None:
+        await hooks.started(cfg)
+    turn = p.turn
 
-    for turn in range(1, cfg.max_turns + 1):
-        if cfg.refresh_tools is not None and turn > 1:
-            fresh = cfg.refresh_tools()
-            if fresh is not None:  # e.g. an MCP server said its tool list changed
-                cfg.tools = fresh
-                specs = [t.spec() for t in fresh.values()]
-        request = _trusted(
-            ModelRequest,
-            {
-                "messages": list(messages),
-                "tools": specs,
-                "settings": settings,
-                "output_schema": output_schema,
-                "output_name": output_name,
-            },
-            {"messages", "tools", "settings", "output_schema", "output_name"},
-        )
-        tier: str | None = None
-        model: Model
-        if isinstance(cfg.model, Tiers):
-            tier, model = cfg.model.pick(TurnInfo(turn=turn, request=request))
-        else:
-            model = cfg.model
-        yield ModelRequestStarted(cfg.run_id, turn, model.name, tier)
-        response: ModelResponse | None = None
-        if not cfg.stream:
-            response = await model.request(request)
-        else:
-            async for item in _stream(model, request, cfg, turn):
-                if isinstance(item, ModelResponse):
-                    response = item
-                else:
-                    yield item
-        assert response is not None
-        turn_usage = response.usage
-        if turn_usage.requests < 1:  # a connector that did not count its request
-            turn_usage = turn_usage + Usage.model_construct(requests=1)
-        served_by = response.model_name or model.name
-        usages.append((served_by, turn_usage))
-        finish, tokens = response.finish_reason, response.token_trace
-        messages.append(_message("assistant", list(response.parts)))
-        calls = response.tool_calls
-
-        if not calls:
-            text = response.text
-            if cfg.output is not None:
-                ok, value, problem = cfg.output.validate(text)
-                if not ok:
-                    output_failures += 1
-                    if output_failures > cfg.output.retries:
-                        raise OutputValidationError(
-                            problem, _result(cfg, None, usages, turn, finish)
-                        )
-                    messages.append(Message.user(cfg.output.retry_prompt(problem)))
-                    yield TurnFinished(
-                        cfg.run_id, turn, served_by, tier, turn_usage, 0, finish, tokens
-                    )
-                    continue
+    while True:
+        pending = p.pending
+        if pending is None:  # ask the model
+            turn += 1
+            if turn > cfg.max_turns:
+                raise MaxTurnsExceeded(
+                    f"the run used all {cfg.max_turns} turns without a final answer",
+                    _result(cfg, None, usages, cfg.max_turns),
+                )
+            if cfg.refresh_tools is not None and turn > 1:
+                fresh = cfg.refresh_tools()
+                if fresh is not None:  # e.g. an MCP server said its tool list changed
+                    cfg.tools = fresh
+                    specs = [t.spec() for t in fresh.values()]
+            request = _trusted(
+                ModelRequest,
+                {
+                    "messages": list(messages),
+                    "tools": specs,
+                    "settings": cfg.settings,
+                    "output_schema": output_schema,
+                    "output_name": output_name,
+                },
+                {"messages", "tools", "settings", "output_schema", "output_name"},
+            )
+            tier: str | None = None
+            model: Model
+            if isinstance(cfg.model, Tiers):
+                tier, model = cfg.model.pick(TurnInfo(turn=turn, request=request))
             else:
-                value = text
-            yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0, finish, tokens)
-            result = _result(cfg, value, usages, turn, finish)
-            yield RunFinished(cfg.run_id, value, turn, result.usage, result)
-            return
+                model = cfg.model
+            yield ModelRequestStarted(cfg.run_id, turn, model.name, tier)
+            response: ModelResponse | None = None
+            if not cfg.stream:
+                response = await model.request(request)
+            else:
+                async for item in _stream(model, request, cfg, turn):
+                    if isinstance(item, ModelResponse):
+                        response = item
+                    else:
+                        yield item
+            assert response is not None
+            turn_usage = response.usage
+            if turn_usage.requests < 1:  # a connector that did not count its request
+                turn_usage = turn_usage + Usage.model_construct(requests=1)
+            served_by = response.model_name or model.name
+            usages.append((served_by, turn_usage))
+            p.turn = turn
+            finish, tokens = response.finish_reason, response.token_trace
+            messages.append(_message("assistant", list(response.parts)))
+            calls = response.tool_calls
 
-        if cfg.reset_tool_choice and settings.tool_choice not in (None, "auto", "none"):
-            # Forced once and obeyed: let the model answer from here on.
-            settings = settings.model_copy(update={"tool_choice": "auto"})
+            if not calls:
+                text = response.text
+                if cfg.output is not None:
+                    ok, value, problem = cfg.output.validate(text)
+                    if not ok:
+                        p.output_failures += 1
+                        if p.output_failures > cfg.output.retries:
+                            raise OutputValidationError(
+                                problem, _result(cfg, None, usages, turn, finish)
+                            )
+                        messages.append(Message.user(cfg.output.retry_prompt(problem)))
+                        if hooks is not None:
+                            await hooks.answered(cfg)
+                        yield TurnFinished(
+                            cfg.run_id, turn, served_by, tier, turn_usage, 0, finish, tokens
+                        )
+                        continue
+                else:
+                    value = text
+                yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0, finish, tokens)
+                while cfg.late:
+                    yield cfg.late.pop(0)
+                result = _result(cfg, value, usages, turn, finish)
+                if hooks is not None:
+                    result = await hooks.finished(cfg, result)
+                yield RunFinished(cfg.run_id, value, turn, result.usage, result)
+                return
+
+            settings = cfg.settings
+            if cfg.reset_tool_choice and settings.tool_choice not in (None, "auto", "none"):
+                # Forced once and obeyed: let the model answer from here on.
+                cfg.settings = settings.model_copy(update={"tool_choice": "auto"})
+            pending = p.pending = PendingTurn(turn, served_by, tier, turn_usage, finish, calls)
+            pending.token_trace = tokens
+            if hooks is not None and (waiting := await hooks.answered(cfg)):
+                result = await hooks.finished(cfg, _result(cfg, None, usages, turn, finish))
+                yield RunPaused(cfg.run_id, turn, waiting, result)
+                return
+        else:  # a resumed run continues the turn it stopped in
+            calls, served_by, tier = pending.calls, pending.served_by, pending.tier
+            turn_usage, finish, tokens = pending.usage, pending.finish_reason, pending.token_trace
+
         for call in calls:
-            yield ToolCallStarted(cfg.run_id, turn, call.id, call.name, call.arguments)
+            if call.id not in pending.done:
+                yield ToolCallStarted(cfg.run_id, turn, call.id, call.name, call.arguments)
         guard = cfg.guard
         outcomes = await _run_calls(cfg, calls, turn)
         if guard is not None:
@@ -270,8 +323,16 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             else:
                 arg_failures.pop(call.name, None)
             attached = sum(isinstance(p, ImagePart) for p in trailing) if trailing else 0
-            tool_result, images, shown, events = _route_outcome(
-                cfg, profile, budget, call, outcome, turn, attached
+            tool_result, images, shown, events = route_outcome(
+                cfg.run_id,
+                cfg.max_tool_output_chars,
+                cfg.artifacts,
+                profile,
+                budget,
+                call,
+                outcome,
+                turn,
+                attached,
             )
             for event in events:
                 yield event
@@ -288,16 +349,16 @@ async def run_events(cfg: RunConfig, prompt: str | Message) -> AsyncGenerator[Ev
             messages.append(_message("user", list[Any](trailing)))
             budget.track(len(messages) - 1, new_images)
         budget.enforce(messages)
+        p.pending = None
+        if hooks is not None:
+            await hooks.turn_finished(cfg)
         yield TurnFinished(
             cfg.run_id, turn, served_by, tier, turn_usage, len(calls), finish, tokens
         )
+        while cfg.late:
+            yield cfg.late.pop(0)
         if guard is not None and (why := guard.stuck) is not None:
             raise LoopDetected(f"the run was stopped: {why}", _result(cfg, None, usages, turn))
-
-    raise MaxTurnsExceeded(
-        f"the run used all {cfg.max_turns} turns without a final answer",
-        _result(cfg, None, usages, cfg.max_turns),
-    )
 
 
 def _totals(usages: list[tuple[str, Usage]]) -> tuple[Usage, dict[str, Usage]]:
@@ -361,60 +422,11 @@ def _result(
     )
 
 
-def _route_outcome(
-    cfg: RunConfig,
-    profile: ModelProfile,
-    budget: _ImageBudget,
-    call: ToolCallPart,
-    outcome: ToolOutcome,
-    turn: int,
-    attached_before: int,
-) -> tuple[ToolResultPart, list[ImagePart], list[TextPart | ImagePart], list[Event]]:
-    """The tool result for one call, the images kept in context, what goes in the
-    trailing user message (for models that cannot take images in tool results),
-    and the ImageProduced events. ``attached_before`` counts images earlier calls of
-    this turn already put in the trailing message."""
-    parts: list[TextPart | ImagePart] = []
-    images: list[ImagePart] = []
-    trailing: list[TextPart | ImagePart] = []
-    events: list[Event] = []
-    for part in outcome.parts:
-        if not isinstance(part, ImagePart):
-            text = _truncate(part.text, cfg.max_tool_output_chars, cfg.artifacts, call.name)
-            # a TextPart is immutable: an untouched one is shared, not copied
-            parts.append(part if text is part.text and type(part) is TextPart else _text_part(text))
-            continue
-        path = budget.saved_path(part, f"{call.name}.png")
-        events.append(ImageProduced(cfg.run_id, turn, call.id, call.name, path, part.media_type))
-        if not profile.image_input:
-            parts.append(TextPart(text=f"[image saved at {path}; this model cannot view images]"))
-            continue
-        images.append(part)
-        if profile.images_in_tool_results:
-            parts.append(part)
-            continue
-        if not trailing:  # first image of this call: say where the images come from
-            trailing.append(TextPart(text=f"Image(s) from tool call {call.name} (id {call.id}):"))
-        trailing.append(part)
-        n = attached_before + len(images)
-        parts.append(TextPart(text=f"[image {n} is attached in the next user message]"))
-    tool_result = _trusted(
-        ToolResultPart,
-        {
-            "kind": "tool_result",
-            "call_id": call.id,
-            "name": call.name,
-            "parts": parts,
-            "is_error": outcome.is_error,
-        },
-        {"call_id", "name", "parts", "is_error"},
-    )
-    return tool_result, images, trailing, events
-
-
 async def _run_calls(
     cfg: RunConfig, calls: list[ToolCallPart], turn: int
 ) -> list[tuple[ToolOutcome, float]]:
+    if cfg.hooks is not None:
+        return await _run_calls_hooked(cfg, calls, turn, cfg.hooks)
     if len(calls) == 1:  # the common turn: no bookkeeping for order or concurrency
         start = time.perf_counter()
         outcome = await _call(cfg, calls[0], turn)
@@ -425,11 +437,58 @@ async def _run_calls(
         start = time.perf_counter()
         results[i] = (await _call(cfg, call, turn), time.perf_counter() - start)
 
-    concurrent = [
-        (i, c)
-        for i, c in enumerate(calls)
-        if not (c.name in cfg.tools and cfg.tools[c.name].sequential)
-    ]
+    await _schedule(cfg, calls, results, one)
+    return [r for r in results if r is not None]
+
+
+async def _run_calls_hooked(
+    cfg: RunConfig, calls: list[ToolCallPart], turn: int, hooks: StepHooks
+) -> list[tuple[ToolOutcome, float]]:
+    """``_run_calls`` with a hook before and after each call, and outcomes already
+    known (a resumed turn's) taken instead of running the call again."""
+    assert cfg.progress is not None and cfg.progress.pending is not None
+    done = cfg.progress.pending.done
+    results: list[tuple[ToolOutcome, float] | None] = [done.get(c.id) for c in calls]
+    failures: list[BaseException] = []
+
+    async def one(i: int, call: ToolCallPart) -> None:
+        try:
+            await hooks.call_starting(cfg, call)
+        except Exception as exc:  # e.g. another process took the run over: do not run it
+            failures.append(exc)
+            return
+        start = time.perf_counter()
+        outcome = await _call(cfg, call, turn)
+        results[i] = done[call.id] = (outcome, time.perf_counter() - start)
+        try:
+            await hooks.call_finished(cfg, call)
+        except Exception as exc:
+            failures.append(exc)
+
+    todo = [(i, c) for i, c in enumerate(calls) if results[i] is None]
+    if len(todo) == 1:
+        await one(*todo[0])
+    elif todo:
+        await _schedule(cfg, calls, results, one)
+    if failures:
+        raise failures[0]
+    return [r for r in results if r is not None]
+
+
+async def _schedule(
+    cfg: RunConfig,
+    calls: list[ToolCallPart],
+    results: list[Any],
+    one: Callable[[int, ToolCallPart], Any],
+) -> None:
+    """Run ``one(i, call)`` for each call without a result: concurrently (capped),
+    then the sequential tools one at a time, in order."""
+    concurrent: list[tuple[int, ToolCallPart]] = []
+    sequential: list[tuple[int, ToolCallPart]] = []
+    for i, c in enumerate(calls):
+        if results[i] is None:
+            tool = cfg.tools.get(c.name)
+            (sequential if tool is not None and tool.sequential else concurrent).append((i, c))
     if len(concurrent) == 1:
         await one(*concurrent[0])
     elif concurrent:
@@ -442,10 +501,8 @@ async def _run_calls(
         async with anyio.create_task_group() as tg:
             for i, c in concurrent:
                 tg.start_soon(limited, i, c)
-    for i, c in enumerate(calls):
-        if results[i] is None:  # sequential tools, one at a time, in order
-            await one(i, c)
-    return [r for r in results if r is not None]
+    for i, c in sequential:
+        await one(i, c)
 
 
 async def _call(cfg: RunConfig, call: ToolCallPart, turn: int) -> ToolOutcome:
@@ -473,4 +530,13 @@ async def _call(cfg: RunConfig, call: ToolCallPart, turn: int) -> ToolOutcome:
         artifacts=cfg.artifacts,
         deps=cfg.deps,
     )
+    if tool.timeout is not None and not tool._is_async:
+        ctx.finished_late = _late_reporter(cfg, call, turn)
     return await tool.call(call.arguments, ctx)
+
+
+def _late_reporter(cfg: RunConfig, call: ToolCallPart, turn: int) -> Callable[[float], None]:
+    def report(late_by: float) -> None:  # runs in the tool's thread: a list append is atomic
+        cfg.late.append(ToolFinishedLate(cfg.run_id, turn, call.id, call.name, late_by))
+
+    return report

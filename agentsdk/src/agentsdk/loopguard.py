@@ -15,8 +15,10 @@ existing step boundary (after the tools ran):
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import AgentError
 from .messages import TextPart, ToolCallPart
@@ -31,7 +33,15 @@ class LoopDetected(AgentError):
 
 def _signature(call: ToolCallPart) -> str:
     args = call.raw_arguments if call.raw_arguments is not None else call.arguments
-    return call.name + "\x00" + json.dumps(args, sort_keys=True, default=str)
+    return _fingerprint(call.name + "\x00" + json.dumps(args, sort_keys=True, default=str))
+
+
+def _fingerprint(text: str) -> str:
+    """Short text as it is, long text as a digest: what the guard remembers stays
+    small (a saved run state holds it) and comparing stays exact enough."""
+    if len(text) <= 64:
+        return text
+    return "#" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 @dataclass
@@ -41,8 +51,8 @@ class LoopGuard:
 
     max_strikes: int = 3
     """Looping turns in a row that end the run."""
-    _previous: dict[str, str] = field(default_factory=dict)  # signature -> its result text
-    _errors: dict[str, str] = field(default_factory=dict)  # tool -> its last error text
+    _previous: dict[str, str] = field(default_factory=dict)  # signature -> its result's print
+    _errors: dict[str, str] = field(default_factory=dict)  # tool -> its last error's print
     _strikes: int = 0
     _reason: str = ""
 
@@ -50,14 +60,33 @@ class LoopGuard:
         """A guard with the same settings and no history (one per run)."""
         return LoopGuard(max_strikes=self.max_strikes)
 
+    def snapshot(self) -> dict[str, Any]:
+        """What the guard remembers, as JSON-ready data (saved with a run's state)."""
+        return {
+            "previous": dict(self._previous),
+            "errors": dict(self._errors),
+            "strikes": self._strikes,
+            "reason": self._reason,
+        }
+
+    def restored(self, snapshot: dict[str, Any]) -> LoopGuard:
+        """A guard with these settings that remembers what ``snapshot`` holds."""
+        return LoopGuard(
+            max_strikes=self.max_strikes,
+            _previous=dict(snapshot.get("previous", {})),
+            _errors=dict(snapshot.get("errors", {})),
+            _strikes=int(snapshot.get("strikes", 0)),
+            _reason=str(snapshot.get("reason", "")),
+        )
+
     def after(self, calls: list[ToolCallPart], outcomes: list[ToolOutcome]) -> list[ToolOutcome]:
         """This turn's outcomes, with repeats that made no progress turned into errors
         that say so, and repeated errors pointed out."""
         out: list[ToolOutcome] = []
         looped = False
         signatures = [_signature(c) for c in calls]
-        for call, sig, outcome in zip(calls, signatures, outcomes, strict=True):
-            text = outcome.text
+        prints = [_fingerprint(o.text) for o in outcomes]
+        for call, sig, outcome, text in zip(calls, signatures, outcomes, prints, strict=True):
             if self._previous.get(sig) == text:
                 looped = True
                 self._reason = (
@@ -85,7 +114,7 @@ class LoopGuard:
             else:
                 self._errors.pop(call.name, None)
             out.append(outcome)
-        self._previous.update((sig, o.text) for sig, o in zip(signatures, outcomes, strict=True))
+        self._previous.update(zip(signatures, prints, strict=True))
         self._strikes = self._strikes + 1 if looped else 0
         return out
 

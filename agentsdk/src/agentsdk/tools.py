@@ -10,10 +10,11 @@ import dataclasses
 import functools
 import inspect
 import json
+import time
 import types
 import typing
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, overload
 
 import anyio
@@ -27,6 +28,7 @@ from .artifacts import ArtifactStore
 from .messages import Image, ImagePart, TextPart, _text_part
 
 __all__ = [
+    "ApprovalRule",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -36,6 +38,10 @@ __all__ = [
     "to_parts",
     "tool",
 ]
+
+
+ApprovalRule = bool | Callable[[dict[str, Any]], bool]
+"""``True`` (every call waits for approval), ``False``, or ``fn(arguments) -> bool``."""
 
 
 class ToolError(Exception):
@@ -72,6 +78,18 @@ class ToolContext:
     deps: Any = None
     report_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
     """Set by whoever runs the tool and can show progress (the MCP server)."""
+    cancelled: bool = False
+    """Set when the call timed out: a sync tool's thread cannot be killed, so a long
+    one should poll this and return early."""
+    finished_late: Callable[[float], None] | None = field(default=None, repr=False)
+    """Told (from the tool's thread) how many seconds after its timeout a timed-out
+    sync tool returned anyway; the agent reports it in the run's events and trace."""
+
+    @property
+    def idempotency_key(self) -> str:
+        """The same for this call however often its run is resumed: pass it to an API
+        that accepts idempotency keys so a retried side effect happens once."""
+        return f"{self.run_id}/{self.call_id}"
 
     async def progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -164,12 +182,16 @@ class Tool:
         timeout: float | None = None,
         retries: int = 2,
         sequential: bool = False,
+        needs_approval: ApprovalRule = False,
+        side_effects: bool = False,
     ):
         self.fn = fn
         self.name = name or fn.__name__
         self.timeout = timeout
         self.retries = retries
         self.sequential = sequential
+        self.needs_approval: ApprovalRule = needs_approval
+        self.side_effects = side_effects
         self._instance: Any = None
         self._is_async = inspect.iscoroutinefunction(fn)
         doc_description, param_docs = parse_docstring(fn.__doc__)
@@ -273,9 +295,13 @@ class Tool:
                 value = await self._invoke(kwargs)
             else:
                 with anyio.fail_after(self.timeout):
-                    value = await self._invoke(kwargs)
+                    value = await self._invoke(kwargs, ctx)
         except TimeoutError:
             msg = f"Tool '{self.name}' timed out after {self.timeout:g} s."
+            if ctx is not None:
+                ctx.cancelled = True
+            if not self._is_async:
+                msg += " Its thread keeps running until it returns (threads cannot be killed)."
             return ToolOutcome([TextPart(text=msg)], is_error=True, kind="timeout")
         except ToolError as exc:
             parts: list[TextPart | ImagePart] = [TextPart(text=str(exc))]
@@ -286,14 +312,17 @@ class Tool:
             return ToolOutcome([TextPart(text=text)], is_error=True, kind="error")
         return ToolOutcome(to_parts(value))
 
-    def _invoke(self, kwargs: dict[str, Any]) -> Awaitable[Any]:
+    def _invoke(self, kwargs: dict[str, Any], ctx: ToolContext | None = None) -> Awaitable[Any]:
         # returns the tool's own coroutine rather than wrapping it in another
         fn = self.fn
         if self._instance is not None:
             fn = functools.partial(fn, self._instance)
         if self._is_async:
             return typing.cast(Awaitable[Any], fn(**kwargs))
-        return anyio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)
+        call = functools.partial(fn, **kwargs)
+        if ctx is not None and self.timeout is not None:
+            call = functools.partial(_watched, call, ctx, self.timeout)
+        return anyio.to_thread.run_sync(call, abandon_on_cancel=True)
 
     @classmethod
     def from_schema(
@@ -307,6 +336,8 @@ class Tool:
         retries: int = 2,
         sequential: bool = False,
         validate: bool = True,
+        needs_approval: ApprovalRule = False,
+        side_effects: bool = False,
     ) -> Tool:
         """A tool from a name, a description, a JSON schema for its arguments and a
         function, for tools that are described rather than written in Python (an MCP
@@ -316,6 +347,7 @@ class Tool:
         arguments as one dict (their names need not be Python identifiers) and
         returns what any tool returns. Arguments that do not match ``parameters`` come
         back to the model as an error result it can fix, like a decorated tool's.
+        ``needs_approval`` and ``side_effects`` mean what they mean for ``@tool``.
 
         Raises:
             ValueError: ``parameters`` is not a usable JSON schema (or needs the
@@ -323,9 +355,21 @@ class Tool:
         """
         from ._jsonschema import schema_tool
 
-        return schema_tool(
+        made = schema_tool(
             cls, name, description, parameters, fn, timeout, retries, sequential, validate
         )
+        made.needs_approval, made.side_effects = needs_approval, side_effects
+        return made
+
+
+def _watched(call: Callable[[], Any], ctx: ToolContext, timeout: float) -> Any:
+    """Run a sync tool in its thread; if it returns after its timeout, say so."""
+    started = time.monotonic()
+    try:
+        return call()
+    finally:
+        if ctx.cancelled and ctx.finished_late is not None:
+            ctx.finished_late(time.monotonic() - started - timeout)
 
 
 def _is_context(annotation: Any) -> bool:
@@ -367,6 +411,8 @@ def tool(
     timeout: float | None = None,
     retries: int = 2,
     sequential: bool = False,
+    needs_approval: ApprovalRule = False,
+    side_effects: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -377,6 +423,8 @@ def tool(
     timeout: float | None = None,
     retries: int = 2,
     sequential: bool = False,
+    needs_approval: ApprovalRule = False,
+    side_effects: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function (sync or async) or a Toolkit method into a tool.
 
@@ -386,6 +434,10 @@ def tool(
         timeout: Seconds before the call is cancelled and reported as timed out.
         retries: How many times the model may retry after invalid arguments.
         sequential: Never run this tool at the same time as other calls.
+        needs_approval: ``True``, or ``fn(arguments) -> bool`` deciding per call: the
+            run stops before the call and waits for a person (see ``agentsdk.state``).
+        side_effects: The tool changes the world: a run resumed after a crash never
+            runs a call of it twice (the call is recorded before it runs).
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
@@ -396,6 +448,8 @@ def tool(
             timeout=timeout,
             retries=retries,
             sequential=sequential,
+            needs_approval=needs_approval,
+            side_effects=side_effects,
         )
 
     return wrap(fn) if fn is not None else wrap
