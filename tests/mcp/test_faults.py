@@ -213,9 +213,13 @@ async def test_a_hundred_agents_share_one_connection(tmp_path: Path) -> None:
     assert not pid_alive(server)
 
 
+CYCLES = int(os.environ.get("AGENTSDK_MCP_CYCLES", "30"))
+
+
+@pytest.mark.timeout(120 + CYCLES * 10)  # a long opt-in run is not a hang
 async def test_open_close_cycles_leave_nothing_behind(everything: list[str]) -> None:
     """Open, list, (sometimes) call, close: a real server-everything process each time."""
-    cycles = int(os.environ.get("AGENTSDK_MCP_CYCLES", "30"))
+    cycles = CYCLES
     marker = everything[1]
     gc.collect()
     fds_before, tasks_before = open_fds(), len(asyncio.all_tasks())
@@ -224,6 +228,8 @@ async def test_open_close_cycles_leave_nothing_behind(everything: list[str]) -> 
     for i in range(cycles):
         toolkit = MCPToolkit.stdio(everything[0], everything[1:], label=f"everything-{i}")
         async with toolkit:
+            if i % 100 == 99:  # progress of a long run, for its log
+                print(f"{i + 1} cycles, {time.perf_counter() - started:.0f} s", flush=True)
             if i % 10 == 0:
                 seen_pids |= servers_running(marker)
                 [echo] = [t for t in toolkit.tools() if t.name == "echo"]
