@@ -214,3 +214,4 @@ async def test_missing_blender_binary_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(BlenderError, match=r"cannot start Blender .*no-such-blender"):
         await worker.start()
     assert worker.pid is None
+    assert worker.saved_scene is None  # no folder left behind for a worker that never ran

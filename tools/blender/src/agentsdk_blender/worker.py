@@ -242,6 +242,9 @@ class BlenderWorker:
         except OSError as exc:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
+            if not self._has_saved_scene() and self._state_dir is not None:
+                shutil.rmtree(self._state_dir, ignore_errors=True)  # nothing to keep
+                self._state_dir = None
             raise BlenderError(f"cannot start Blender ({self._argv()[0]}): {exc}") from None
         self._process = process
         self._stderr_tail.clear()
