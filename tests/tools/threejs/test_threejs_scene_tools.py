@@ -139,6 +139,12 @@ async def test_fit_view_frames_the_named_object_exactly(toolkit: ThreeJSToolkit)
     assert (depth > 0).all()
     assert np.abs(ndc).max() == pytest.approx(1 / 1.25, abs=0.02)
     assert target == pytest.approx([3, 0.5, -2], abs=0.01)
+    close = await call(toolkit, "fit_view", names=["crate"], margin=0.8, view="front")
+    numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", line(close.text, "Camera at"))]
+    ndc, _ = to_ndc(box_corners([3, 0.5, -2], [2, 1, 1]), numbers[:3], numbers[3:6], numbers[6])
+    assert np.abs(ndc).max() == pytest.approx(1 / 0.8, abs=0.03)  # a close-up crops, as asked
+    too_far = await call(toolkit, "fit_view", names=["crate"], margin=20)
+    assert too_far.is_error and "margin must be between 0.5" in too_far.text
     from_top = await call(toolkit, "fit_view", names="crate", view="top")
     assert "looking at (3, 0.5, -2)" in from_top.text and "Camera at (3, " in from_top.text
 

@@ -242,7 +242,7 @@ class SceneTools:
         Args:
             names: default: all objects.
             view: look from front, back, side, left, top, bottom or iso; default: the current direction.
-            margin: 1 = edge to edge.
+            margin: 1 = edge to edge, below 1 crops.
         """
         chosen = None if view == "camera" else view
         return await self._apply([_op("fit", names=names, view=chosen, margin=margin)], ctx)

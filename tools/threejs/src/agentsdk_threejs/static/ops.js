@@ -317,7 +317,8 @@ function fitView(ctx, op) {
     back = camera.getWorldDirection(new THREE.Vector3()).negate(); // keep the current direction
   }
   const margin = op.margin ?? 1.15;
-  if (!(margin >= 1 && margin <= 10)) throw new OpError(`margin must be between 1 and 10; got ${op.margin}`);
+  // Below 1 crops the objects (a close-up), as asked; past 10 is surely a mistake.
+  if (!(margin >= 0.5 && margin <= 10)) throw new OpError(`margin must be between 0.5 (a close-up that crops) and 10; got ${op.margin}`);
   // Orient a probe at the centre to get the view's right/up axes, then solve the distance in
   // closed form: every point p must satisfy |x_p| <= tan(half fov) * depth_p / margin.
   const probe = camera.clone();
