@@ -254,9 +254,9 @@ async def measure_transport(
 # --- the parent: one child per transport, then a table ------------------------------------
 
 
-def _child(transport: str, url: str, calls: int, warmup: int) -> dict[str, Any]:
+def _child(transport: str, url: str, calls: int, warmup: int, clients: list[str]) -> dict[str, Any]:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", transport]
-    cmd += ["--url", url, "--calls", str(calls), "--warmup", str(warmup)]
+    cmd += ["--url", url, "--calls", str(calls), "--warmup", str(warmup), "--clients", *clients]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=3000)
     if done.returncode != 0:
         raise RuntimeError(f"{transport} failed:\n{done.stderr[-3000:]}")
@@ -293,7 +293,7 @@ def main_parent(args: argparse.Namespace) -> None:
         rows: dict[str, dict[str, Any]] = {}
         for transport in ("stdio", "http"):
             started = time.perf_counter()
-            measured = _child(transport, url, calls, warmup)
+            measured = _child(transport, url, calls, warmup, args.clients)
             print(
                 f"{transport}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True
             )
@@ -304,11 +304,11 @@ def main_parent(args: argparse.Namespace) -> None:
         http.wait(30)
 
     goals = {}
-    for transport in ("stdio", "http"):
-        ours = max(rows[f"agentsdk{v}/{transport}"]["added_cpu_us"] for v in ("", "-legacy"))
-        peer = min(
-            rows[f"{p}/{transport}"]["added_cpu_us"] for p in ("openai-agents", "pydantic-ai")
-        )
+    peers = [p for p in ("openai-agents", "pydantic-ai") if p in args.clients]
+    ours_rows = [v for v in ("agentsdk", "agentsdk-legacy") if v in args.clients]
+    for transport in ("stdio", "http") if peers and ours_rows else ():
+        ours = max(rows[f"{v}/{transport}"]["added_cpu_us"] for v in ours_rows)
+        peer = min(rows[f"{p}/{transport}"]["added_cpu_us"] for p in peers)
         goals[transport] = {
             "ours_added_us": ours,
             "faster_peer_added_us": peer,
@@ -333,7 +333,7 @@ def main_parent(args: argparse.Namespace) -> None:
             f"goal over {transport}: ours adds {goal['ours_added_us']:.0f} µs, the faster peer "
             f"{goal['faster_peer_added_us']:.0f} µs -> {'met' if goal['met'] else 'NOT met'} (<= 1/3)"
         )
-    if not args.quick:
+    if not args.quick and args.clients == CLIENTS:
         RESULTS.write_text(
             json.dumps(
                 {
@@ -357,6 +357,7 @@ def main() -> None:
     parser.add_argument("--url", default="", help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=100, help=argparse.SUPPRESS)
+    parser.add_argument("--clients", nargs="+", choices=CLIENTS, default=CLIENTS)
     parser.add_argument("--quick", action="store_true", help="a tiny run (100 calls per client)")
     parser.add_argument("--no-bench-venv", action="store_true", help="run in this interpreter")
     args = parser.parse_args()
@@ -366,7 +367,7 @@ def main() -> None:
     if args.measure:
         import anyio
 
-        kinds = ["inprocess", *CLIENTS] if args.measure == "stdio" else CLIENTS
+        kinds = ["inprocess", *args.clients] if args.measure == "stdio" else args.clients
         result = anyio.run(
             measure_transport, args.measure, args.url, kinds, args.calls, args.warmup
         )
