@@ -52,6 +52,7 @@ class SceneSnapshot:
                 pass
         handle, path = tempfile.mkstemp(prefix="agentsdk-snapshot-", suffix=".blend")
         os.close(handle)
+        os.unlink(path)  # Blender would keep the empty file it overwrites as a .blend1 backup
         _save_copy(path)
         self._path = path
 
@@ -66,7 +67,9 @@ class SceneSnapshot:
     def discard(self) -> None:
         """Forget the restore point (removes its file)."""
         if self._path is not None:
-            os.unlink(self._path)
+            for leftover in (self._path, self._path + "1"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(leftover)
             self._path = None
 
 
