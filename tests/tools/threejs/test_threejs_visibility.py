@@ -257,3 +257,34 @@ async def test_the_id_pass_leaves_the_scene_and_the_next_frame_alone(pool: Rende
     assert [v.view for v in again.visibility] == ["camera", "iso"]
     assert {o.name for o in again.visibility[1].objects} == {"glass", "box"}
     assert math.isclose(first.visibility[0].background, again.visibility[0].background)
+
+
+@pytest.mark.parametrize(
+    ("path", "what"),
+    [
+        ("glTF2/2CylinderEngine-glTF-Binary/2CylinderEngine.glb", "a hierarchy of 34 meshes"),
+        ("glTF2/simple_skin/simple_skin.gltf", "a skinned mesh"),
+        ("glTF2/glTF-Sample-Models/AnimatedMorphCube-glTF/AnimatedMorphCube.gltf", "morph targets"),
+    ],
+)
+async def test_third_party_models_match_their_lit_silhouette(
+    pool: RendererPool, path: str, what: str
+) -> None:
+    """Debian's assimp test models: the ID pass draws each the way the lit frame does (skinning,
+    morphs, nested meshes), so its pixels are where the frame differs from the background."""
+    code = (
+        "scene.background = new THREE.Color(0xff00ff);\n"
+        "scene.add(new THREE.AmbientLight(0xffffff, 1.5));\n"
+        f"await loadModel({path!r}, 'model');\n"
+    )
+    result = await pool.render(code, size=(SIZE, SIZE), views=["iso"])
+    assert not result.report.errors, result.report.errors
+    [report] = result.visibility
+    [model] = report.objects
+    assert model.name == "model" and model.visible, what
+    frame = np.asarray(PILImage.open(io.BytesIO(result.images[0])).convert("RGB")).astype(int)
+    lit = int((np.abs(frame - [255, 0, 255]).max(axis=2) > 60).sum())
+    assert model.bbox is not None
+    x0, y0, x1, y1 = model.bbox
+    outline = (x1 - x0) + (y1 - y0)  # about half the outline: antialiased edges go either way
+    assert abs(model.pixels - lit) <= outline, (what, model.pixels, lit, outline)
