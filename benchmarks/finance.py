@@ -11,6 +11,7 @@ in-process (no network): it measures the library's overhead, not Yahoo's latency
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
 import sys
@@ -20,8 +21,10 @@ from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
+import anyio
 from agentsdk_finance import (
     CachedMarketData,
+    CsvProvider,
     PriceCache,
     RateLimiter,
     SampleDataProvider,
@@ -77,6 +80,22 @@ def main() -> None:
             source = CachedMarketData(provider, cache) if cache else provider
             return lambda: source.history("AAPL", date(2024, 1, 2), date(2024, 1, 10))
 
+        # the cache key names the file's content: what that costs per request
+        folder = Path(tmp) / "quotes"
+        folder.mkdir()
+        (folder / "MSFT.csv").write_bytes(files.msft_long.read_bytes())
+        csv_provider = CsvProvider(folder)
+        csv_provider.cache_identity("MSFT")
+        rows["cache identity of a 30y CSV (stat; hash memoised)"] = timed(
+            lambda: csv_provider.cache_identity("MSFT"), 50
+        )
+
+        def touched() -> object:
+            os.utime(folder / "MSFT.csv")  # a new ctime: the content is hashed again
+            return csv_provider.cache_identity("MSFT")
+
+        rows["cache identity after a write (SHA-256 of 30y CSV)"] = timed(touched, 20)
+
         rows["yfinance 7 bars, uncached (replayed, no network)"] = timed(yahoo(None), 10)
         ycache = PriceCache(Path(tmp) / "yf.sqlite")
         yahoo(ycache)()
@@ -92,6 +111,17 @@ def main() -> None:
     )
     rows["price + drawdown chart PNG, 30y"] = timed(lambda: price_chart(msft), 3)
     rows["comparison chart PNG, MSFT vs SPX 30y"] = timed(lambda: comparison_chart([msft, spx]), 3)
+
+    from agentsdk.tasks import check_suite
+    from agentsdk_finance.tasks import suite
+
+    def quality() -> object:
+        with tempfile.TemporaryDirectory() as work:
+            report = anyio.run(lambda: check_suite(suite(), workdir=work))
+        assert report.ok, report.to_text()
+        return report
+
+    rows["check_suite finance (18 tasks x 7 scripted rollouts)"] = timed(quality, 2)
 
     width = max(len(k) for k in rows)
     print(f"{'measurement':<{width}}  {'median ms':>10}  {'min ms':>9}")

@@ -85,11 +85,12 @@ def test_bad_open_high_low_or_volume_are_bad_bars_but_missing_ones_are_unknown(
     tmp_path: Path, msft_rows: list[dict[str, str]]
 ) -> None:
     rows = between(msft_rows, date(2012, 1, 1), date(2012, 3, 31))
-    _damaged(tmp_path / "a", rows, {3: {"high": "0"}, 7: {"volume": "-100"}})
+    _damaged(tmp_path / "a", rows, {3: {"high": "0"}, 7: {"volume": "-100"}, 9: {"low": "n/a"}})
     with pytest.raises(MarketDataError) as err:
         CsvProvider(tmp_path / "a").history("MSFT", None, None)
     assert "line 5" in err.value.reason and "high 0" in err.value.reason
     assert "line 9" in err.value.reason and "volume -100" in err.value.reason
+    assert "line 11" in err.value.reason and "low 'n/a'" in err.value.reason
     _damaged(tmp_path / "b", rows, {3: {"high": ""}, 7: {"volume": ""}})
     history = CsvProvider(tmp_path / "b").history("MSFT", None, None)
     assert math.isnan(history.frame["high"].iloc[3]) and math.isnan(history.frame["volume"].iloc[7])

@@ -6,8 +6,9 @@ The rules (also in the README):
   (``2023-03-10 00:00:00-05:00``, as yfinance exports them, with offsets that change at
   daylight-saving time) is read as its local wall-clock date, never converted to UTC.
 * **Bad bars** are rows whose date cannot be read, whose close (or adjusted close) is
-  missing, not a number, zero, negative or infinite, whose open/high/low is zero,
-  negative or infinite, or whose volume is negative or infinite. With
+  missing, not a number, zero, negative or infinite, whose open/high/low is text that is
+  not a number, zero, negative or infinite, or whose volume is text that is not a number,
+  negative or infinite. With
   ``bad_bars="error"`` (the default) they are a ``bad_data`` error naming each row;
   with ``bad_bars="drop"`` they are removed and listed in the provenance note.
 * **Missing** open/high/low/volume cells (or columns) stay unknown (NaN): never 0, never
@@ -105,13 +106,17 @@ def wall_dates(
             parsed = parsed.dt.tz_localize(None)  # keeps the wall-clock time
         return parsed if keep_time else parsed.dt.normalize()
     text = values.astype("string").str.strip()
-    text = text.str.replace(_OFFSET, lambda m: m.group(1), regex=True)
+    if (text.str.len() > 10).any():  # longer than YYYY-MM-DD: maybe a time and an offset
+        text = text.str.replace(_OFFSET, r"\1", regex=True)
     with warnings.catch_warnings():
         # pandas warns when it cannot infer one format and falls back per element
         warnings.simplefilter("ignore", UserWarning)
         parsed = pd.to_datetime(text, format=date_format, errors="coerce")
     out = pd.Series(parsed, index=values.index)
     return out if keep_time else out.dt.normalize()
+
+
+_BLANK = ("", "nan", "NaN", "<NA>", "None")
 
 
 def _cell_problems(frame: pd.DataFrame, numbers: dict[str, pd.Series]) -> dict[int, list[str]]:
@@ -126,10 +131,13 @@ def _cell_problems(frame: pd.DataFrame, numbers: dict[str, pd.Series]) -> dict[i
             bad = inf | (values < 0)  # missing volume is unknown, zero volume is real
         else:
             bad = inf | (values <= 0)  # missing open/high/low is unknown
+        if frame[col].dtype == object:  # text in the column: "n/a" is not a number either
+            text = frame[col].astype(str).str.strip()
+            bad = bad | (nan & ~text.isin(_BLANK).to_numpy())
         for i in np.flatnonzero(bad):
             if nan[i]:
                 raw = str(frame[col].iloc[i]).strip()
-                shown = "missing" if raw in ("", "nan", "NaN", "<NA>", "None") else repr(raw)
+                shown = "missing" if raw in _BLANK else repr(raw)
             else:
                 shown = "infinite" if inf[i] else f"{values[i]:g}"
             found.setdefault(int(i), []).append(f"{col} {shown}")
@@ -170,9 +178,7 @@ def clean_bars(
     )
     frame = frame.loc[:, ~frame.columns.duplicated()]
     # file lines come from the raw index (a group of a multi-symbol file keeps its rows')
-    lines = None if first_line is None else [first_line + int(i) for i in range(len(frame))]
-    if first_line is not None and pd.api.types.is_integer_dtype(frame.index):
-        lines = [first_line + int(i) for i in frame.index]
+    positions = frame.index if pd.api.types.is_integer_dtype(frame.index) else None
     frame = frame.reset_index(drop=True)
     missing = [c for c in ("date", "close") if c not in frame.columns]
     if missing:
@@ -199,7 +205,9 @@ def clean_bars(
     problems = []
     for i in sorted(reasons):
         day = None if pd.isna(days.iloc[i]) else pd.Timestamp(days.iloc[i]).date()
-        line = None if lines is None else lines[i]
+        line = None
+        if first_line is not None:
+            line = first_line + int(positions[i] if positions is not None else i)
         problems.append(RowProblem(line, day, ", ".join(reasons[i])))
     bad_rows = sorted(reasons)
     if problems and (bad_bars == "error" or len(problems) == len(frame)):

@@ -32,9 +32,13 @@ def symbol_of(path: Path) -> str | None:
 
 
 def read_rows(path: Path, *, symbol: str, provider: str) -> pd.DataFrame:
-    """Every cell as text (so a bad cell can be quoted back); unreadable files are no_data."""
+    """The file's rows; unreadable files are no_data.
+
+    Only empty cells are missing: a column holding text such as ``null`` or ``n/a`` stays
+    text, so ``clean_bars`` can quote the bad cell back (clean columns parse in C).
+    """
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        return pd.read_csv(path, keep_default_na=False, na_values=[""], skipinitialspace=True)
     except pd.errors.EmptyDataError:
         reason = f"{path} is empty"
     except (ValueError, OSError) as exc:  # parser errors, bad gzip, undecodable bytes

