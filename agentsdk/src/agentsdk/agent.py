@@ -441,7 +441,7 @@ class Agent:
             for i, (a, b) in enumerate(zip(state.messages, saved.messages, strict=True))
             if a is not b
         }
-        resume_into(cfg, state, cfg.tools, hooks, self.keep_images, max_turns)
+        resume_into(cfg, state, cfg.tools, hooks, self.keep_images, max_turns, saved.status)
         cfg.hooks = hooks
 
     def session(self, session_id: str) -> Session:

@@ -321,7 +321,7 @@ class Tool:
             return typing.cast(Awaitable[Any], fn(**kwargs))
         call = functools.partial(fn, **kwargs)
         if ctx is not None and self.timeout is not None:
-            call = functools.partial(_watched, call, ctx, self.timeout)
+            call = functools.partial(_watched, call, ctx, time.monotonic() + self.timeout)
         return anyio.to_thread.run_sync(call, abandon_on_cancel=True)
 
     @classmethod
@@ -362,14 +362,13 @@ class Tool:
         return made
 
 
-def _watched(call: Callable[[], Any], ctx: ToolContext, timeout: float) -> Any:
+def _watched(call: Callable[[], Any], ctx: ToolContext, deadline: float) -> Any:
     """Run a sync tool in its thread; if it returns after its timeout, say so."""
-    started = time.monotonic()
     try:
         return call()
     finally:
         if ctx.cancelled and ctx.finished_late is not None:
-            ctx.finished_late(time.monotonic() - started - timeout)
+            ctx.finished_late(max(0.0, time.monotonic() - deadline))
 
 
 def _is_context(annotation: Any) -> bool:

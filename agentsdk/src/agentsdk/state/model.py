@@ -104,6 +104,9 @@ class Reject(BaseModel):
     decision: Literal["reject"] = "reject"
     reason: str = ""
 
+    def __init__(self, reason: str = "", **data: Any) -> None:
+        super().__init__(reason=reason, **data)
+
 
 class Edit(BaseModel):
     """Run the call with these arguments instead (the transcript then shows them)."""
@@ -112,6 +115,9 @@ class Edit(BaseModel):
 
     decision: Literal["edit"] = "edit"
     arguments: dict[str, Any]
+
+    def __init__(self, arguments: dict[str, Any], **data: Any) -> None:
+        super().__init__(arguments=arguments, **data)
 
 
 Decision = bool | Approve | Reject | Edit

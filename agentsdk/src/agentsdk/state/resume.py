@@ -174,8 +174,10 @@ def resume_into(
     checkpointer: Checkpointer,
     keep_images: int,
     max_turns: int | None = None,
+    saved_status: str = "running",
 ) -> None:
-    """Point ``cfg`` (made for this agent) at where ``state`` stopped.
+    """Point ``cfg`` (made for this agent) at where ``state`` stopped (``saved_status``
+    is its status as read, before any decisions).
 
     Raises:
         StateError: the run finished already, or the agent lacks a tool the run used.
@@ -189,7 +191,7 @@ def resume_into(
             f"run {state.run_id!r} waits for approval of {waiting}: pass "
             "approvals={call_id: True | False | Reject(reason) | Edit(arguments)}"
         )
-    if state.status == "running" and state.owner is not None and owner_alive(state.owner):
+    if saved_status == "running" and state.owner is not None and owner_alive(state.owner):
         raise RunInProgress(
             f"run {state.run_id!r} is being run by process {state.owner.pid} on this machine; "
             "wait for it to end (or stop it) before resuming"
