@@ -206,17 +206,8 @@ async def test_breaking_out_early_stops_the_run_and_spares_the_caller(connector:
     assert server.faults_of("brk")[:1] == ["ok"]
 
 
-DROPPED_RUN_LIVES_ON = pytest.mark.xfail(
-    strict=True,
-    reason="agentsdk.stream.RunStream: the run task's coroutine holds the RunStream (self), "
-    "so a dropped stream is never collected and its finalizer never cancels the run",
-)
-
-
 @pytest.mark.anyio
-@pytest.mark.parametrize(
-    "form", ["async-with", pytest.param("dropped", marks=DROPPED_RUN_LIVES_ON)]
-)
+@pytest.mark.parametrize("form", ["async-with", "dropped"])
 @pytest.mark.parametrize("connector", CONNECTORS)
 async def test_a_cancelled_consumer_leaves_no_run_or_connection_behind(
     connector: str, form: str

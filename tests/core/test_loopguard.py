@@ -90,10 +90,29 @@ async def test_looking_again_after_a_change_is_not_a_loop() -> None:
     result = await Agent(ScriptedModel(steps), tools=[look, paint]).run("paint it")
     assert result.output == "done" and runs == {"look": 3, "paint": 2}
     assert not any(r.is_error for m in result.messages for r in m.tool_results)
-    # Painting it the same colour again changes nothing: the look after it is a repeat.
+    # A successful action between two identical calls may have changed the world (here it
+    # did not, but a delete before a rebuild would have): the second call is not a loop.
     steps = [_look(), ToolCallPart(name="paint", arguments={"colour": "blue"}), _look(), "done"]
     result = await Agent(ScriptedModel(steps), tools=[look, paint]).run("paint it")
-    assert [r.is_error for m in result.messages for r in m.tool_results] == [False, False, True]
+    assert [r.is_error for m in result.messages for r in m.tool_results] == [False, False, False]
+
+
+async def test_failing_in_circles_is_a_loop() -> None:
+    @tool
+    def fetch(source: str) -> str:
+        """Fetch a source.
+
+        Args:
+            source: Which one.
+        """
+        raise ToolError(f"{source} is offline")
+
+    a, b = (ToolCallPart(name="fetch", arguments={"source": s}) for s in ("a", "b"))
+    model = ScriptedModel([a, b, a, b, a, "gave up"])
+    with pytest.raises(LoopDetected):
+        await Agent(model, tools=[fetch]).run("fetch")
+    third = model.requests[3].messages[-1].tool_results[0]
+    assert third.text.startswith("Loop detected: you called fetch")
 
 
 async def test_the_same_error_twice_is_pointed_out() -> None:

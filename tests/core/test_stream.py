@@ -83,16 +83,25 @@ async def test_a_slow_consumer_is_not_timed_by_the_runs_deadline() -> None:
 async def test_breaking_out_early_cancels_the_run_and_not_the_caller() -> None:
     state: dict[str, object] = {}
     cancelled = anyio.Event()
-    agent = _slow_agent(state, timeout=0.4, cancelled=cancelled)
+    agent = _slow_agent(state, timeout=None, cancelled=cancelled)  # no deadline to end it
     async for event in agent.stream("go"):
         if isinstance(event, ToolCallStarted):
             break
     gc.collect()
-    # Past the abandoned run's deadline, the caller's own work is untouched.
-    await anyio.sleep(0.8)
-    with anyio.fail_after(5):
+    with anyio.fail_after(5):  # the dropped stream cancelled its run
         await cancelled.wait()
     assert state["cancelled"] is True
+
+
+async def test_an_abandoned_runs_deadline_does_not_touch_the_caller() -> None:
+    state: dict[str, object] = {}
+    agent = _slow_agent(state, timeout=0.3)
+    stream = agent.stream("go")
+    async for event in stream:
+        if isinstance(event, ToolCallStarted):
+            break
+    await anyio.sleep(0.8)  # past the abandoned run's deadline: nothing here is cancelled
+    await stream.aclose()
 
 
 async def test_a_cancelled_consumer_cancels_the_runs_tools() -> None:

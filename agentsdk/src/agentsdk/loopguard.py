@@ -5,10 +5,12 @@ Small models often resend the call they just made, or retry a failing call
 unchanged. The guard sees each turn's calls and their outcomes at the loop's
 existing step boundary (after the tools ran):
 
-* a call with the same arguments as an earlier one of the run that gives the same
-  result as that call's last time made no progress: its result becomes an error that
-  says so and what to try instead (a call whose result changed — the next page, a
-  counter, a render after an edit — is progress and passes untouched);
+* a call with the same arguments as an earlier one that gives the same result made no
+  progress: its result becomes an error that says so and what to try instead. "Earlier"
+  reaches back to the last turn in which some call succeeded without repeating itself
+  (that call may have changed the world: a delete before a rebuild), so a call whose
+  result changed — the next page, a counter, a render after an edit — and a call
+  repeated after another successful action both pass untouched;
 * a tool error identical to the same tool's previous error gets a note that says so;
 * ``max_strikes`` such turns in a row end the run with ``LoopDetected``.
 """
@@ -82,13 +84,23 @@ class LoopGuard:
     def after(self, calls: list[ToolCallPart], outcomes: list[ToolOutcome]) -> list[ToolOutcome]:
         """This turn's outcomes, with repeats that made no progress turned into errors
         that say so, and repeated errors pointed out."""
-        out: list[ToolOutcome] = []
-        looped = False
         signatures = [_signature(c) for c in calls]
-        prints = [_fingerprint(o.text) for o in outcomes]
-        for call, sig, outcome, text in zip(calls, signatures, outcomes, prints, strict=True):
-            if self._previous.get(sig) == text:
-                looped = True
+        texts = [o.text for o in outcomes]
+        repeats = [
+            self._previous.get(sig) == text for sig, text in zip(signatures, texts, strict=True)
+        ]
+        same_errors = [
+            o.is_error and self._errors.get(c.name) == t
+            for c, o, t in zip(calls, outcomes, texts, strict=True)
+        ]
+        # Only a turn made of nothing but repeats is a loop: a new call beside a repeat (a
+        # paint and a look in one turn) may be what changes the repeated call's world.
+        looped = all(r or e for r, e in zip(repeats, same_errors, strict=True))
+        out: list[ToolOutcome] = []
+        for call, outcome, repeat, same_error in zip(
+            calls, outcomes, repeats, same_errors, strict=True
+        ):
+            if looped and repeat:
                 self._reason = (
                     f"the model repeated {call.name}({_short(call)}) with the same result"
                 )
@@ -100,21 +112,28 @@ class LoopGuard:
                 )
                 kind = outcome.kind if outcome.is_error else "error"
                 outcome = ToolOutcome([note, *outcome.parts], is_error=True, kind=kind)
-            elif outcome.is_error and self._errors.get(call.name) == text:
-                looped = True
-                self._reason = f"{call.name} failed twice in a row with the same error"
+            elif same_error:
+                if looped:
+                    self._reason = f"{call.name} failed twice in a row with the same error"
                 note = TextPart(
                     text="This is the same error as your previous call of "
                     f"{call.name}: repeating the same approach will fail again. Read the "
                     "error, then try different arguments or another tool."
                 )
                 outcome = ToolOutcome([*outcome.parts, note], is_error=True, kind=outcome.kind)
-            if outcome.is_error:
-                self._errors[call.name] = text
+            out.append(outcome)
+        for call, original in zip(calls, outcomes, strict=True):
+            if original.is_error:
+                self._errors[call.name] = original.text
             else:
                 self._errors.pop(call.name, None)
-            out.append(outcome)
-        self._previous.update(zip(signatures, prints, strict=True))
+        this_turn = dict(zip(signatures, texts, strict=True))
+        if any(not o.is_error and not r for o, r in zip(outcomes, repeats, strict=True)):
+            # Something new succeeded: it may have changed the world (a delete before a
+            # rebuild), so only this turn's calls count as "before" from now on.
+            self._previous = this_turn
+        else:
+            self._previous.update(this_turn)
         self._strikes = self._strikes + 1 if looped else 0
         return out
 

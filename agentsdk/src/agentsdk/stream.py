@@ -43,9 +43,11 @@ class RunStream:
         send, receive = anyio.create_memory_object_stream[Event](math.inf)
         self._send, self._receive = send, receive
 
+        produce = self._produce  # not self: the task must not keep this stream alive
+
         async def run() -> None:
             with send:
-                await self._produce(send.send_nowait)
+                await produce(send.send_nowait)
 
         # asyncio.Task: the run must not live in the consumer's frame (see module doc)
         task = asyncio.get_running_loop().create_task(run(), name="agentsdk run")
