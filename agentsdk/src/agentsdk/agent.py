@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, AsyncExitStack, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -16,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 import anyio.from_thread
 
+from ._held import HeldOpen
 from .artifacts import ArtifactStore, default_runs_dir
 from .errors import RunTimeout
 from .events import Event, RunFailed, RunFinished, RunPaused
@@ -48,7 +47,7 @@ def _new_run_id() -> str:
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-class Agent:
+class Agent(HeldOpen):
     """An agent: a model, instructions and tools.
 
     Args:
@@ -146,9 +145,7 @@ class Agent:
             from .state import open_store
 
             self.store = open_store(store)
-        self._held: AsyncExitStack | None = None
-        self._portal: anyio.from_thread.BlockingPortal | None = None
-        self._portal_cm: AbstractContextManager[anyio.from_thread.BlockingPortal] | None = None
+        HeldOpen.__init__(self)
 
     @property
     def model(self) -> Model | Tiers:
@@ -369,6 +366,7 @@ class Agent:
             StateError: the run finished already, or this agent lacks a tool it used.
         """
         from .state import apply_decisions, load_state
+        from .state.resume import finished_result, prepare_resume
 
         if isinstance(run, str):
             if self.store is None:
@@ -381,7 +379,7 @@ class Agent:
             state = run
         decided = apply_decisions(state, approvals)
         if decided.status == "finished":  # resuming is idempotent: the saved answer
-            return self._finished_result(decided)
+            return finished_result(decided, self.output)
         return await self._drive(
             lambda: self._events(
                 None,
@@ -391,58 +389,10 @@ class Agent:
                 False,
                 max_turns,
                 decided.run_id,
-                prepare=functools.partial(self._prepare_resume, state, decided, max_turns),
+                prepare=functools.partial(prepare_resume, self, state, decided, max_turns),
             ),
             on_event,
         )
-
-    def _finished_result(self, state: RunState) -> RunResult:
-        from .loop import _totals
-
-        output: Any = state.output
-        last = next((m for m in reversed(state.messages) if m.role == "assistant"), None)
-        if self.output is not None and last is not None:
-            ok, value, _ = self.output.validate(last.text)
-            output = value if ok else output
-        usage, by_model = _totals(list(state.usage_by_model.items()))
-        return RunResult(
-            output=output,
-            messages=list(state.messages),
-            usage=usage,
-            usage_by_model=by_model,
-            turns=state.turn,
-            run_id=state.run_id,
-            artifacts_dir=Path(state.artifacts_dir) if state.artifacts_dir else None,
-            finish_reason=state.finish_reason,
-        )
-
-    async def _prepare_resume(
-        self, saved: RunState, state: RunState, max_turns: int | None, cfg: RunConfig
-    ) -> None:
-        from .state import Checkpointer, Session
-        from .state.resume import resume_into
-
-        session = (
-            Session(self, state.session, self.store)
-            if state.session is not None and self.store is not None
-            else None
-        )
-        hooks = Checkpointer(
-            self.store,
-            thread=state.thread,
-            session=state.session,
-            revision=state.revision,
-            created=state.created or None,
-            saved=saved.messages,
-            on_session_end=session.release if session is not None else None,
-        )
-        hooks.dirty = {
-            i
-            for i, (a, b) in enumerate(zip(state.messages, saved.messages, strict=True))
-            if a is not b
-        }
-        resume_into(cfg, state, cfg.tools, hooks, self.keep_images, max_turns, saved.status)
-        cfg.hooks = hooks
 
     def session(self, session_id: str) -> Session:
         """The conversation ``session_id`` in the agent's store (made on its first run):
@@ -458,28 +408,11 @@ class Agent:
         return Session(self, session_id, self.store)
 
     async def _run_session(
-        self,
-        session: Session,
-        prompt: str | Message,
-        *,
-        settings: ModelSettings | None = None,
-        deps: Any = None,
-        max_turns: int | None = None,
-        run_id: str | None = None,
-        on_event: EventHook | None = None,
+        self, session: Session, prompt: str | Message, **kwargs: Any
     ) -> RunResult:
-        run_id = run_id or _new_run_id()
-        history, _ = await session._claim(run_id)
+        from .state.session import run_in_session
 
-        async def prepare(cfg: RunConfig) -> None:
-            cfg.hooks = session.checkpointer(history, cfg)
-
-        return await self._drive(
-            lambda: self._events(
-                prompt, history, settings, deps, False, max_turns, run_id, prepare=prepare
-            ),
-            on_event,
-        )
+        return await run_in_session(self, session, prompt, **kwargs)
 
     def stream(
         self,
@@ -542,76 +475,6 @@ class Agent:
     def resume_sync(self, run: str | RunState, **kwargs: Any) -> RunResult:
         """``resume`` for scripts and notebooks."""
         return self._sync(functools.partial(self.resume, run, **kwargs))
-
-    def _sync(self, fn: Callable[[], Awaitable[_T]]) -> _T:
-        if self._portal is not None:  # `with agent:`: its loop owns the toolkits
-            return self._portal.call(fn)
-        if self._held is not None:
-            raise RuntimeError(
-                "this agent's toolkits are held open by `async with agent:` on an event loop: "
-                "use `await agent.run(...)` there"
-            )
-
-        async def main() -> _T:
-            try:
-                return await fn()
-            finally:
-                await self.aclose()
-
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return anyio.run(main)
-        # a loop runs in this thread (a notebook): anyio.run cannot nest, a thread can
-        with ThreadPoolExecutor(1, thread_name_prefix="agentsdk-run-sync") as pool:
-            return pool.submit(anyio.run, main).result()
-
-    async def __aenter__(self) -> Agent:
-        """Start the toolkits and keep them open across runs until the block ends."""
-        if self._held is not None:
-            raise RuntimeError("this agent is already held open (`async with agent:`)")
-        stack = AsyncExitStack()
-        try:
-            for toolkit in self.toolkits:
-                await stack.enter_async_context(toolkit)
-        except BaseException:
-            await stack.aclose()
-            raise
-        self._held = stack
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        stack, self._held = self._held, None
-        try:
-            if stack is not None:
-                await stack.aclose()
-        finally:
-            await self.aclose()
-
-    def __enter__(self) -> Agent:
-        """For ``run_sync`` users: a helper thread's event loop holds the toolkits open
-        across ``run_sync`` calls until the block ends."""
-        if self._portal is not None or self._held is not None:
-            raise RuntimeError("this agent is already held open")
-        cm = anyio.from_thread.start_blocking_portal()
-        portal = cm.__enter__()
-        try:
-            portal.call(self.__aenter__)
-        except BaseException as exc:
-            cm.__exit__(type(exc), exc, exc.__traceback__)
-            raise
-        self._portal, self._portal_cm = portal, cm
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        portal, cm = self._portal, self._portal_cm
-        self._portal = self._portal_cm = None
-        if portal is None or cm is None:
-            return
-        try:
-            portal.call(self.__aexit__, None, None, None)
-        finally:
-            cm.__exit__(None, None, None)
 
     async def aclose(self) -> None:
         """Close models this agent resolved from strings (their connections) and its

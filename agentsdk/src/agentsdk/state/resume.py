@@ -7,14 +7,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from .._tool_results import ImageBudget
 from ..artifacts import ArtifactStore
-from ..loop import PendingTurn, Progress, RunConfig
+from ..loop import PendingTurn, Progress, RunConfig, _totals
 from ..messages import Message, TextPart, ToolCallPart
+from ..output import OutputSpec
+from ..result import RunResult
 from ..tools import Tool, ToolOutcome
 from .checkpoint import CallMeta, Checkpointer, owner_alive
 from .codec import StateCodec
@@ -22,7 +24,10 @@ from .errors import ApprovalError, CorruptState, RunInProgress, RunNotFound, Sta
 from .model import STATE_VERSION, Approve, CallRecord, Decision, Edit, Reject, RunState
 from .store import RunStore
 
-__all__ = ["apply_decisions", "load_state", "resume_into"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..agent import Agent
+
+__all__ = ["apply_decisions", "finished_result", "load_state", "prepare_resume", "resume_into"]
 
 
 async def load_state(store: RunStore, run_id: str, revision: int | None = None) -> RunState:
@@ -241,3 +246,48 @@ def resume_into(
             done,
         )
     cfg.progress = progress
+
+
+def finished_result(state: RunState, output_spec: OutputSpec | None) -> RunResult:
+    """The result of a run that finished already, from its saved state."""
+    output: Any = state.output
+    last = next((m for m in reversed(state.messages) if m.role == "assistant"), None)
+    if output_spec is not None and last is not None:
+        ok, value, _ = output_spec.validate(last.text)
+        output = value if ok else output
+    usage, by_model = _totals(list(state.usage_by_model.items()))
+    return RunResult(
+        output=output,
+        messages=list(state.messages),
+        usage=usage,
+        usage_by_model=by_model,
+        turns=state.turn,
+        run_id=state.run_id,
+        artifacts_dir=Path(state.artifacts_dir) if state.artifacts_dir else None,
+        finish_reason=state.finish_reason,
+    )
+
+
+async def prepare_resume(
+    agent: Agent, saved: RunState, state: RunState, max_turns: int | None, cfg: RunConfig
+) -> None:
+    """Once the agent's toolkits are open: point ``cfg`` at the saved run (``state``
+    is ``saved`` with the decisions applied) and give it step hooks that save on top."""
+    from .session import Session
+
+    store = agent.store
+    session = Session(agent, state.session, store) if state.session and store else None
+    hooks = Checkpointer(
+        store,
+        thread=state.thread,
+        session=state.session,
+        revision=state.revision,
+        created=state.created or None,
+        saved=saved.messages,
+        on_session_end=session.release if session is not None else None,
+    )
+    hooks.dirty = {
+        i for i, (a, b) in enumerate(zip(state.messages, saved.messages, strict=True)) if a is not b
+    }
+    resume_into(cfg, state, cfg.tools, hooks, agent.keep_images, max_turns, saved.status)
+    cfg.hooks = hooks

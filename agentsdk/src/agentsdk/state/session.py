@@ -10,12 +10,14 @@ optimistic concurrency, so two processes cannot add to one conversation at once.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..events import Event
 from ..loop import RunConfig
 from ..messages import Message
+from ..models import ModelSettings
 from .checkpoint import Checkpointer
 from .codec import StateCodec
 from .errors import RunNotFound, SessionBusy, StateConflict
@@ -228,3 +230,31 @@ class Session:
         for run in await self.store.scan(session=self.id):
             await self.store.delete(run.key)
         await self.store.delete(self.key)
+
+
+async def run_in_session(
+    agent: Agent,
+    session: Session,
+    prompt: str | Message,
+    *,
+    settings: ModelSettings | None = None,
+    deps: Any = None,
+    max_turns: int | None = None,
+    run_id: str | None = None,
+    on_event: Callable[[Event], None] | None = None,
+) -> RunResult:
+    """One run of ``agent`` that continues ``session`` (what ``Session.run`` does)."""
+    from ..agent import _new_run_id
+
+    run_id = run_id or _new_run_id()
+    history, _ = await session._claim(run_id)
+
+    async def prepare(cfg: RunConfig) -> None:
+        cfg.hooks = session.checkpointer(history, cfg)
+
+    return await agent._drive(
+        lambda: agent._events(
+            prompt, history, settings, deps, False, max_turns, run_id, prepare=prepare
+        ),
+        on_event,
+    )
