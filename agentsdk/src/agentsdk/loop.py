@@ -64,7 +64,7 @@ from .result import RunResult
 from .tools import Tool, ToolContext, ToolOutcome
 
 
-@dataclass
+@dataclass(slots=True)
 class PendingTurn:
     """A turn whose model answer asked for tool calls that have not all been answered."""
 
@@ -94,6 +94,9 @@ class Progress:
     """Invalid-argument calls in a row, per tool."""
     output_failures: int = 0
     pending: PendingTurn | None = None
+
+
+_NOTHING_DONE: dict[str, tuple[ToolOutcome, float]] = {}  # a run without hooks records none
 
 
 class StepHooks(Protocol):
@@ -288,18 +291,21 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
             if cfg.reset_tool_choice and settings.tool_choice not in (None, "auto", "none"):
                 # Forced once and obeyed: let the model answer from here on.
                 cfg.settings = settings.model_copy(update={"tool_choice": "auto"})
-            pending = p.pending = PendingTurn(turn, served_by, tier, turn_usage, finish, calls)
-            pending.token_trace = tokens
-            if hooks is not None and (waiting := await hooks.answered(cfg)):
-                result = await hooks.finished(cfg, _result(cfg, None, usages, turn, finish))
-                yield RunPaused(cfg.run_id, turn, waiting, result)
-                return
+            done = _NOTHING_DONE
+            if hooks is not None:  # the boundary: the answer is saved, approvals decided
+                pending = p.pending = PendingTurn(turn, served_by, tier, turn_usage, finish, calls)
+                pending.token_trace, done = tokens, pending.done
+                if waiting := await hooks.answered(cfg):
+                    result = await hooks.finished(cfg, _result(cfg, None, usages, turn, finish))
+                    yield RunPaused(cfg.run_id, turn, waiting, result)
+                    return
         else:  # a resumed run continues the turn it stopped in
             calls, served_by, tier = pending.calls, pending.served_by, pending.tier
             turn_usage, finish, tokens = pending.usage, pending.finish_reason, pending.token_trace
+            done = pending.done
 
         for call in calls:
-            if call.id not in pending.done:
+            if call.id not in done:
                 yield ToolCallStarted(cfg.run_id, turn, call.id, call.name, call.arguments)
         guard = cfg.guard
         outcomes = await _run_calls(cfg, calls, turn)
