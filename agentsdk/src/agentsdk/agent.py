@@ -27,7 +27,7 @@ from .plugins import load_toolkit, resolve_model
 from .result import RunResult
 from .stream import RunStream
 from .tools import Tool, Toolkit, collect_tools
-from .tracing import JsonlTracer
+from .tracing import JsonlTracer, observe_run
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import Decision, RunState, RunStore, Session
@@ -231,7 +231,8 @@ class Agent(HeldOpen):
         cfg = self._config(
             message_history, settings, deps, stream, max_turns, run_id, system=prompt is not None
         )
-        tracer = JsonlTracer(self.trace) if self.trace else None
+        tracer = observe_run(self, cfg)  # the JSONL trace and OpenTelemetry, if any
+        deadline = anyio.current_effective_deadline()
         try:
             async with AsyncExitStack() as stack:
                 for toolkit in self.toolkits:
@@ -261,7 +262,7 @@ class Agent(HeldOpen):
                     raise
                 except BaseException:  # cancelled (by the deadline or the caller)
                     if tracer is not None:
-                        tracer.write(RunFailed(cfg.run_id, "Cancelled", "the run was cancelled"))
+                        tracer.write(self._cancelled(cfg.run_id, deadline))
                     raise
                 finally:
                     await events.aclose()
@@ -270,6 +271,13 @@ class Agent(HeldOpen):
         finally:
             if tracer is not None:
                 tracer.close()
+
+    def _cancelled(self, run_id: str, deadline: float) -> RunFailed:
+        """What a cancelled run's trace says: ``RunTimeout`` once its deadline passed."""
+        if anyio.current_time() < deadline:
+            return RunFailed(run_id, "Cancelled", "the run was cancelled")
+        why = self._timeout_error() if self.timeout is not None else "the run's deadline passed"
+        return RunFailed(run_id, "RunTimeout", str(why))
 
     def _wants_hooks(self, cfg: RunConfig) -> bool:
         """Step hooks are needed to save state or to hold calls for approval (tools of

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .messages import Message, Usage
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .pricing import Cost
     from .state import ApprovalRequest, RunState
 
 
@@ -40,3 +41,11 @@ class RunResult:
     def tool_calls(self) -> list[str]:
         """Names of the tools called, in order."""
         return [c.name for m in self.messages if m.role == "assistant" for c in m.tool_calls]
+
+    @property
+    def cost(self) -> Cost:
+        """What the run cost in US dollars, from ``usage_by_model`` and the price table
+        (``agentsdk.pricing``; zero for local models, may be out of date)."""
+        from .pricing import cost_of
+
+        return cost_of(self.usage_by_model)
