@@ -4,12 +4,8 @@ each event is on disk as it happens, and a timed-out run says RunTimeout."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 
 import anyio
@@ -32,6 +28,7 @@ from agentsdk.events import (
 from agentsdk.pricing import turn_cost
 from agentsdk.testing import ScriptedModel
 from agentsdk.tracing import REDACTED, JsonlTracer, Redactor, TraceError, read_trace
+from obs_helpers import kill_when_marked
 
 from agentsdk import Agent, ModelResponse, RunTimeout, TextPart, ToolCallPart, Usage, tool, tracing
 
@@ -209,26 +206,9 @@ KILLED_RUN = textwrap.dedent(
 
 def test_a_sigkilled_run_leaves_a_valid_trace_up_to_its_last_event(tmp_path: Path) -> None:
     trace, marker = tmp_path / "run.jsonl", tmp_path / "hanging"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", KILLED_RUN, str(trace), str(marker)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not marker.exists():
-            if proc.poll() is not None:
-                pytest.fail(f"the run ended early: {proc.communicate()[1].decode()[-2000:]}")
-            assert time.monotonic() < deadline, "the run never reached its hanging tool"
-            time.sleep(0.05)
-        # the second call is running: everything before it must already be on disk
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    status = kill_when_marked(KILLED_RUN, [str(trace), str(marker)], marker)
+    # the second call is running: everything before it must already be on disk
+    assert status == -signal.SIGKILL
     raw = trace.read_text()
     assert raw.endswith("\n")  # whole lines only
     events = read_trace(trace)
