@@ -3,7 +3,8 @@
 ``Agent(trace="run.jsonl")`` appends one JSON object per event, written to the
 file the moment the event happens (one ``write`` call per line, no buffering),
 so ``tail -f`` follows a run and a killed process leaves a valid trace up to its
-last event. ``TurnFinished`` and ``RunFinished`` lines carry ``cost_usd``.
+last event. Each line has the event's fields, ``"event"`` (its type) and ``"ts"``
+(Unix time); ``TurnFinished`` and ``RunFinished`` lines carry ``cost_usd``.
 
 When ``opentelemetry-api`` is installed and a tracer or meter provider is
 configured, every run also becomes GenAI spans and metrics (``agentsdk.otel``),
@@ -16,6 +17,7 @@ import itertools
 import json
 import os
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -198,6 +200,7 @@ class JsonlTracer:
         if self._fd is None:
             raise ValueError(f"the trace {self.path} is closed")
         data = event_to_dict(event)
+        data["ts"] = round(time.time(), 6)  # when it happened: the viewer's timeline
         if isinstance(event, TurnFinished):
             data["cost_usd"] = turn_cost(event.model, event.usage)
         elif isinstance(event, RunFinished) and event.result is not None:

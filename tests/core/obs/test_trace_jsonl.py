@@ -69,6 +69,7 @@ def test_every_event_type_round_trips_with_its_numbers(tmp_path: Path) -> None:
     for event, line in zip(events, back, strict=True):
         expected = event_to_dict(event)  # type: ignore[arg-type]
         line.pop("cost_usd", None)
+        assert isinstance(line.pop("ts"), float)
         assert line == expected
     assert REDACTED not in path.read_text()
     turn = next(e for e in back if e["event"] == "TurnFinished")

@@ -12,7 +12,7 @@ from ._progress import Progress
 
 __all__ = ["COMMANDS", "Progress", "build_parser", "main"]
 
-COMMANDS = ("run", "demo", "tasks", "mcp")
+COMMANDS = ("run", "demo", "tasks", "mcp", "trace")
 """Modules of this package that add subcommands, in the order ``--help`` lists them."""
 
 
