@@ -59,7 +59,7 @@ def write_note(text: str, ctx: ToolContext) -> str:
     return f"noted {text}"
 
 
-@tool(side_effects=True)
+@tool(side_effects=True, sequential=True)  # after the note in turn 3: one boundary order
 async def charge(cents: int, ctx: ToolContext) -> str:
     """Charge a card."""
     _journal("charge", ctx, str(cents))
@@ -76,12 +76,15 @@ class CountingStore(SQLiteStore):
     """The real SQLite store, saying when each save is done (and maybe stopping there)."""
 
     saves = 0
+    recorded: set[str] = set()
 
     async def save(self, checkpoint: Checkpoint) -> None:
         await super().save(checkpoint)
         CountingStore.saves += 1
         pending = json.loads(checkpoint.head)["pending"] or {"calls": []}
-        started = any(c["started"] and "outcome" not in c for c in pending["calls"])
+        recorded = {c["call"]["id"] for c in pending["calls"] if c["started"]}
+        started = bool(recorded - CountingStore.recorded)  # this save recorded a new start
+        CountingStore.recorded = recorded
         print(f"SAVED {CountingStore.saves} {'started' if started else 'step'}", flush=True)
         if STOP == str(CountingStore.saves):
             print(f"STOPPED {CountingStore.saves}", flush=True)
