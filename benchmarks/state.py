@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import statistics
 import subprocess
@@ -207,7 +208,7 @@ RUNS: dict[str, Callable[[int], Run]] = {
 
 
 def _gaps(clock: list[float]) -> list[float]:
-    return [(b - a) * 1e3 for a, b in zip(clock, clock[1:], strict=False)]
+    return [(b - a) * 1e3 for a, b in itertools.pairwise(clock)]
 
 
 async def _measure(name: str, turns: int, repeats: int, warmup: int) -> dict[str, Any]:
@@ -395,7 +396,9 @@ def tables(report: dict[str, Any]) -> str:
         ("langgraph", "LangGraph: `graph.aget_state(...)`"),
     ):
         r = resume.get(name, {})
-        lines.append(f"| {what} | {_cell(r, 'read_state_ms') if 'error' not in r else r['error']} |")
+        lines.append(
+            f"| {what} | {_cell(r, 'read_state_ms') if 'error' not in r else r['error']} |"
+        )
     agentsdk = resume.get("agentsdk", {})
     lines.append(
         f"| agentsdk: `resume(run_id)` to its answer (open, check, claim, one more turn) | "
@@ -459,8 +462,7 @@ def main() -> None:
         }
     turns, repeats = plan["resume"]
     report["resume"] = {
-        n: run_worker("resume", n, {"turns": turns, "repeats": repeats}, python)
-        for n in frameworks
+        n: run_worker("resume", n, {"turns": turns, "repeats": repeats}, python) for n in frameworks
     }
     text = tables(report)
     print(text)

@@ -14,6 +14,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import anyio
 from agentsdk.state import SQLiteStore
@@ -76,7 +77,7 @@ class CountingStore(SQLiteStore):
     """The real SQLite store, saying when each save is done (and maybe stopping there)."""
 
     saves = 0
-    recorded: set[str] = set()
+    recorded: ClassVar[set[str]] = set()
 
     async def save(self, checkpoint: Checkpoint) -> None:
         await super().save(checkpoint)
