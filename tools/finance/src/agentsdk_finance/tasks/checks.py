@@ -227,7 +227,9 @@ class Number:
 def numbers_in(text: str) -> list[Number]:
     """The numbers in ``text`` (dates taken out first, so 2008-03-14 is no number)."""
     found = []
-    for token in _NUMBER.findall(_ISO.sub(" ", text)):
+    for pattern in (_ISO, _SLASHED, _MONTH_FIRST, _DAY_FIRST):
+        text = pattern.sub(" ", text)
+    for token in _NUMBER.findall(text):
         percent = token.rstrip().endswith("%")
         digits = token.rstrip("% ").replace(",", "").replace("−", "-")
         try:
@@ -255,15 +257,58 @@ def states(
     return False
 
 
+_MONTHS = {
+    m.lower(): i
+    for i, names in enumerate(
+        [
+            ("January", "Jan"),
+            ("February", "Feb"),
+            ("March", "Mar"),
+            ("April", "Apr"),
+            ("May", "May"),
+            ("June", "Jun"),
+            ("July", "Jul"),
+            ("August", "Aug"),
+            ("September", "Sep", "Sept"),
+            ("October", "Oct"),
+            ("November", "Nov"),
+            ("December", "Dec"),
+        ],
+        start=1,
+    )
+    for m in names
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH_FIRST = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
+_DAY_FIRST = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?,?\s+(\d{{4}})\b", re.I)
+_SLASHED = re.compile(r"\b(\d{4})/(\d{1,2})/(\d{1,2})\b")
+
+
+def dates_in(text: str) -> set[str]:
+    """Every date written in ``text``, as ISO strings: ``2009-03-09``, ``2009/03/09``,
+    ``March 9, 2009``, ``9 March 2009`` (a correct date in words is a correct date)."""
+    found = set(_ISO.findall(text))
+    parts = [(int(y), int(m), int(d)) for y, m, d in _SLASHED.findall(text)]
+    parts += [(int(y), _MONTHS[m.lower()], int(d)) for m, d, y in _MONTH_FIRST.findall(text)]
+    parts += [(int(y), _MONTHS[m.lower()], int(d)) for d, m, y in _DAY_FIRST.findall(text)]
+    for y, m, d in parts:
+        try:
+            found.add(date(y, m, d).isoformat())
+        except ValueError:
+            continue
+    return found
+
+
 def cites(text: str, symbol: str, span: str, tokens: tuple[str, ...]) -> tuple[bool, str]:
     """Whether ``text`` names the symbol, every date of the period and the source."""
     lowered = text.lower()
     days = _ISO.findall(span)
+    written = dates_in(text)
     missing = [
         what
         for what, ok in (
             (symbol, symbol.lower() in lowered),
-            (f"period {span}", all(d in text for d in days)),
+            (f"period {span}", all(d in written for d in days)),
             (f"source ({' or '.join(tokens)})", any(t.lower() in lowered for t in tokens)),
         )
         if not ok

@@ -91,10 +91,11 @@ def _bad_lines() -> dict[date, int]:
 
 def _names_bad_rows(text: str) -> list[str]:
     lines = _bad_lines()
+    written = tc.dates_in(text)
     return [
         f"{day} (line {line})"
         for day, line in lines.items()
-        if str(day) not in text and not re.search(rf"\bline {line}\b", text)
+        if str(day) not in written and not re.search(rf"\bline {line}\b", text)
     ]
 
 

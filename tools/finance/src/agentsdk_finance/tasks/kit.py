@@ -16,10 +16,10 @@ from agentsdk_finance.tasks import checks as tc
 
 INSTRUCTIONS = (
     "You are a careful financial analyst with market-data tools. Get every number from a "
-    "tool; never compute or guess one yourself. Start your answer with the summary line of "
-    "each tool result you used, copied exactly: it names the symbol, the period and the "
-    "source. Then answer the question, with percentages to one decimal and a % sign. If a "
-    "tool says the data is bad, name the bad rows and give no figure."
+    "tool call; never compute or guess one yourself. When the tool results are in, answer: "
+    "copy the summary line of each tool result you used (it names the symbol, the period "
+    "and the source), then answer the question, with percentages to one decimal and a % "
+    "sign. If a tool says the data is bad, name the bad rows and give no figure."
 )
 FINANCE = ToolkitSpec("finance")
 
@@ -70,7 +70,7 @@ class Figure:
         """Whether the answer states the figure."""
         want = self.expected()
         if isinstance(want, str):
-            return want in text
+            return want in tc.dates_in(text)
         return tc.states(
             text, want / self.unit, self.tolerance, percent=self.percent, unsigned=self.unsigned
         )
