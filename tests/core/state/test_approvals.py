@@ -263,3 +263,26 @@ async def test_mcp_git_commit_waits_for_approval(tmp_path: Path) -> None:
 
     assert done.output == "Committed."
     assert _git(repo, "log", "--format=%s") == "second\nfirst\n"
+
+
+async def test_an_mcp_toolkit_takes_needs_approval_for_named_server_tools() -> None:
+    """mcp-server-time (PyPI) for real, the flag given to MCPToolkit itself."""
+    from agentsdk.mcp import MCPToolkit
+
+    server = MCP_BIN / "mcp-server-time"
+    if not server.exists():
+        pytest.fail(f"{server} is missing: run ./scripts/setup")
+    clock = MCPToolkit.stdio(str(server), needs_approval=["get_current_time"])
+    model = ScriptedModel(
+        [
+            ToolCallPart(id="now", name="get_current_time", arguments={"timezone": "UTC"}),
+            "No time for you.",
+        ]
+    )
+    agent = Agent(model, tools=[clock])
+    paused = await agent.run("what time is it?")
+    assert [p.tool for p in paused.pending] == ["get_current_time"]
+    assert paused.state is not None and "get_current_time" in paused.state.tools
+    done = await agent.resume(paused.state, approvals={"now": Reject("no clocks today")})
+    told = model.requests[-1].messages[-1].tool_results[0]
+    assert told.is_error and "no clocks today" in told.text and done.output == "No time for you."

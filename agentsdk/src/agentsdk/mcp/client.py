@@ -62,6 +62,8 @@ class MCPToolkit(Toolkit):
         protocol: ``"auto"`` (the newest the server speaks) or ``"legacy"``
             (the initialize handshake, what pre-2026 servers expect).
         restart: After the server went away, start it again on the next call.
+        needs_approval: ``True``: every call waits for a person's approval; a list:
+            calls of these tools (the server's names) do (see ``agentsdk.state``).
     """
 
     name: ClassVar[str] = "mcp"
@@ -80,6 +82,7 @@ class MCPToolkit(Toolkit):
         stderr: IO[Any] | None = None,
         protocol: str = "auto",
         restart: bool = True,
+        needs_approval: bool | Sequence[str] = False,
     ):
         super().__init__(prefix=prefix)
         if isinstance(server, str) and not re.match(r"^https?://", server):
@@ -96,6 +99,7 @@ class MCPToolkit(Toolkit):
         self.stderr = stderr
         self.protocol = protocol
         self.restart = restart
+        self.needs_approval = needs_approval
         self.tools_version = 0
         """Grows each time the tool list changes (the agent re-reads the tools then)."""
         self.server_info: mt.Implementation | None = None
@@ -274,8 +278,12 @@ class MCPToolkit(Toolkit):
         name = self._model_name(server_name, taken)
         description = listed.description or listed.title or server_name
         schema = dict(listed.input_schema) or {"type": "object"}
+        rule = self.needs_approval
+        asks = rule if isinstance(rule, bool) else server_name in rule
         try:
-            return Tool.from_schema(name, description, schema, call, timeout=self.call_timeout)
+            return Tool.from_schema(
+                name, description, schema, call, timeout=self.call_timeout, needs_approval=asks
+            )
         except ValueError as exc:  # the server checks its own arguments then
             log.warning(
                 "MCP server %s: tool %s: %s; not checking its arguments",
@@ -284,7 +292,13 @@ class MCPToolkit(Toolkit):
                 exc,
             )
             return Tool.from_schema(
-                name, description, schema, call, timeout=self.call_timeout, validate=False
+                name,
+                description,
+                schema,
+                call,
+                timeout=self.call_timeout,
+                validate=False,
+                needs_approval=asks,
             )
 
     async def _client(self) -> Client:
