@@ -10,11 +10,14 @@ import numpy as np
 import pytest
 from agentsdk.vision import (
     ObjectFacts,
+    ObjectPixels,
     colour_name,
     compare_images,
     diff_reports,
     id_colours,
     ids_from_colours,
+    pixel_stats,
+    report_from_pixels,
     visibility_report,
 )
 from PIL import Image as PILImage
@@ -67,7 +70,9 @@ def test_occlusion_and_cut_off_come_from_the_engines_facts() -> None:
     assert box.cut_off == pytest.approx(0.5)
     assert box.cut_sides == ["left"]
     text = report.to_text()
-    assert "box: 12%" in text and "cut off 50% (left)" in text and "50% hidden" in text
+    assert "box: 12%, left, red, cut off 50% (left), 50% hidden" in text
+    assert "floor: 20%, bottom, blue, touches left/right/bottom edge" in text
+    assert "(x 10-59, y 20-69)" in report.to_text(boxes=True)
     assert "lamp: not visible (behind the camera)" in text
     assert any("box is cut off on the left" in h for h in report.hints)
 
@@ -84,7 +89,7 @@ def test_fully_hidden_object_and_empty_scene() -> None:
         np.zeros((64, 64), np.int32), {}, np.full((64, 64, 3), 10, np.uint8), view="front"
     )
     assert empty.blank and empty.blank_colour == "black" and empty.background == 1.0
-    assert empty.to_text().startswith("view front 64x64: 0 of 0 objects visible")
+    assert empty.to_text().startswith("view front: 0 of 0 objects visible")
 
 
 def test_unlit_objects_give_a_light_hint() -> None:
@@ -222,3 +227,48 @@ def test_diff_reports_say_what_changed() -> None:
     assert "moved right" in box_line
     assert "lamp: now visible" in lines
     assert not any(line.startswith("floor") for line in lines)
+
+
+def test_an_engines_own_counts_give_the_same_report() -> None:
+    ids, beauty = _scene()
+    names = {1: "box", 2: "floor", 3: "lamp"}
+    facts = {"box": ObjectFacts(name="box", pixels_alone=5000, pixels_unclipped=10000)}
+    direct = visibility_report(ids, names, beauty, facts)
+    counted, background = pixel_stats(ids, names, beauty)
+    assert counted[0] == ObjectPixels(
+        name="box", pixels=2500, bbox=(10, 20, 59, 69), colour_rgb=(200, 30, 30)
+    )
+    rebuilt = report_from_pixels(
+        counted, 200, 100, background_pixels=background, facts=facts, blank=False
+    )
+    assert rebuilt == direct
+
+
+def test_the_floor_is_not_a_framing_problem_but_a_box_at_the_edge_is() -> None:
+    ids, beauty = _scene()
+    ids[30:50, 180:200] = 4  # a small crate against the right edge
+    facts = {
+        "floor": ObjectFacts(name="floor", pixels_unclipped=9000),
+        "crate": ObjectFacts(name="crate", pixels_unclipped=800),
+    }
+    report = visibility_report(ids, {1: "box", 2: "floor", 4: "crate"}, beauty, facts)
+    assert report.hints == [
+        "crate is cut off on the right (50% outside the frame); move the camera back or use fit_view"
+    ]
+
+
+@pytest.mark.parametrize("count", [3, 300, 5000])
+def test_counts_boxes_and_colours_are_exact_for_many_labels(count: int) -> None:
+    rng = np.random.default_rng(count)
+    ids = rng.integers(0, count + 1, (96, 128)).astype(np.int32)
+    palette = rng.integers(0, 256, (count + 1, 3)).astype(np.uint8)
+    beauty = palette[ids]
+    objects, background = pixel_stats(ids, {k: f"o{k}" for k in range(1, count + 1)}, beauty)
+    assert background == int((ids == 0).sum())
+    for k in (1, count // 2 or 1, count):
+        o = objects[k - 1]
+        ys, xs = np.nonzero(ids == k)
+        assert o.pixels == len(xs)
+        if len(xs):
+            assert o.bbox == (xs.min(), ys.min(), xs.max(), ys.max())
+            assert o.colour_rgb == tuple(int(c) for c in palette[k])  # one colour per object

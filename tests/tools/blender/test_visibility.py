@@ -167,7 +167,7 @@ async def test_empty_scene(toolkit: BlenderToolkit) -> None:
     await scene(toolkit)
     seen = await report(toolkit)
     assert seen.objects == [] and seen.background == 1.0 and seen.blank
-    assert seen.to_text().startswith("view camera 320x240: 0 of 0 objects visible, background 100%")
+    assert seen.to_text().startswith("view camera: 0 of 0 objects visible, background 100%")
 
 
 async def test_object_behind_the_camera(toolkit: BlenderToolkit) -> None:
@@ -275,7 +275,7 @@ async def test_the_id_pass_disturbs_nothing(toolkit: BlenderToolkit) -> None:
     assert (pixels(plain.png) == pixels(again.png)).all()
     assert (pixels(reported.png) == pixels(plain.png)).all()  # the report's beauty is the plain one
     tool_text = (await call(toolkit, "render", resolution=[W, H])).text
-    assert "view camera 320x240: 2 of 2 objects visible" in tool_text
+    assert "view camera: 2 of 2 objects visible" in tool_text
     assert json.loads(await python(toolkit, SETTINGS)) == before
 
 

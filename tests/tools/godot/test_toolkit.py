@@ -358,7 +358,7 @@ async def test_framing_an_imported_model_from_its_measured_bounds(toolkit: Godot
     assert not shot.is_error, shot.text
     line = next(x for x in shot.text.splitlines() if x.startswith("Engine:"))
     assert "cut off" not in line and "1 of 1 objects visible" in shot.text, shot.text
-    assert shot.text.splitlines()[1].startswith("view Cam 160x160")
+    assert shot.text.splitlines()[1].startswith("view Cam:")
 
 
 @pytest.mark.anyio

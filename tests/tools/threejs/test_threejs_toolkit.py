@@ -100,7 +100,7 @@ async def test_render_scene_returns_report_and_image(toolkit: ThreeJSToolkit) ->
     assert "SwiftShader" in report["renderer"]["renderer"] and report["renderer"]["software"]
     assert report["render_ms"] > 0
     # The visibility report follows for models that cannot see the picture.
-    assert "view front 200x200: 2 of 2 objects visible" in outcome.text
+    assert "view front: 2 of 2 objects visible" in outcome.text
     assert "red: " in outcome.text and "green: " in outcome.text
     [image] = outcome.images
     assert image.label == "front"

@@ -7,19 +7,30 @@ call these functions. Needs numpy and pillow (``pip install 'agentsdk[vision]'``
 
 from .colours import colour_name, id_colours, ids_from_colours
 from .compare import AssertResult, ImageComparison, compare_images, diff_reports, load_rgb
-from .report import ObjectFacts, ObjectVisibility, VisibilityReport, visibility_report
+from .pixels import ObjectPixels, flat_colour, pixel_stats
+from .report import (
+    ObjectFacts,
+    ObjectVisibility,
+    VisibilityReport,
+    report_from_pixels,
+    visibility_report,
+)
 
 __all__ = [
     "AssertResult",
     "ImageComparison",
     "ObjectFacts",
+    "ObjectPixels",
     "ObjectVisibility",
     "VisibilityReport",
     "colour_name",
     "compare_images",
     "diff_reports",
+    "flat_colour",
     "id_colours",
     "ids_from_colours",
     "load_rgb",
+    "pixel_stats",
+    "report_from_pixels",
     "visibility_report",
 ]

@@ -10,7 +10,7 @@ shows, not what the scene description intends.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -18,8 +18,15 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, Field
 
 from .colours import colour_name
+from .pixels import ObjectPixels, flat_colour, pixel_stats
 
-__all__ = ["ObjectFacts", "ObjectVisibility", "VisibilityReport", "visibility_report"]
+__all__ = [
+    "ObjectFacts",
+    "ObjectVisibility",
+    "VisibilityReport",
+    "report_from_pixels",
+    "visibility_report",
+]
 
 Side = Literal["left", "right", "top", "bottom"]
 _SIDES: tuple[Side, ...] = ("left", "right", "top", "bottom")
@@ -87,19 +94,21 @@ class VisibilityReport(BaseModel):
         """Names of the objects that show, largest first."""
         return [o.name for o in sorted(self.objects, key=lambda o: -o.pixels) if o.visible]
 
-    def to_text(self, max_objects: int = 8) -> str:
-        """A few short lines for a tool result: the frame, each object, then hints."""
+    def to_text(self, max_objects: int = 8, *, boxes: bool = False) -> str:
+        """A few short lines for a tool result: the frame, each object (share of the
+        frame, where, colour, cut off, hidden), then hints. ``boxes`` adds each object's
+        pixel box (digits cost a token each for some tokenizers)."""
         shown = sorted(self.objects, key=lambda o: (not o.visible, -o.pixels, o.name))
         visible = sum(o.visible for o in self.objects)
         head = (
-            f"view {self.view} {self.width}x{self.height}: {visible} of {len(self.objects)} "
-            f"objects visible, background {_pct(self.background)}"
+            f"view {self.view}: {visible} of {len(self.objects)} objects visible, "
+            f"background {_pct(self.background)}"
         )
         if self.blank:
             head += f"; the frame is blank ({self.blank_colour or 'one flat colour'})"
         lines = [head]
         for item in shown[:max_objects]:
-            lines.append(_object_line(item))
+            lines.append(_object_line(item, self.width, self.height, boxes))
         if len(shown) > max_objects:
             rest = shown[max_objects:]
             lines.append(
@@ -119,7 +128,16 @@ def _pct(fraction: float) -> str:
     return f"{value:.0f}%"
 
 
-def _object_line(o: ObjectVisibility) -> str:
+def _where(box: tuple[int, int, int, int], width: int, height: int) -> str:
+    """Where a box's centre sits, in a 3x3 grid of the frame."""
+    x = (box[0] + box[2] + 1) / 2 / max(width, 1)
+    y = (box[1] + box[3] + 1) / 2 / max(height, 1)
+    row = "top" if y < 1 / 3 else "bottom" if y > 2 / 3 else ""
+    col = "left" if x < 1 / 3 else "right" if x > 2 / 3 else ""
+    return f"{row} {col}".strip() or "centre"
+
+
+def _object_line(o: ObjectVisibility, width: int, height: int, boxes: bool) -> str:
     if not o.visible:
         why = (
             "behind the camera"
@@ -133,8 +151,10 @@ def _object_line(o: ObjectVisibility) -> str:
         return f"{o.name}: not visible ({why})"
     parts = [f"{o.name}: {_pct(o.coverage)}"]
     if o.bbox is not None:
-        x0, y0, x1, y1 = o.bbox
-        parts[0] += f" at x{x0}-{x1} y{y0}-{y1}"
+        parts.append(_where(o.bbox, width, height))
+        if boxes:
+            x0, y0, x1, y1 = o.bbox
+            parts[-1] += f" (x {x0}-{x1}, y {y0}-{y1})"
     if o.colour:
         parts.append(o.colour)
     if o.cut_off is not None and o.cut_off >= 0.01:
@@ -145,93 +165,6 @@ def _object_line(o: ObjectVisibility) -> str:
     if o.occluded is not None and o.occluded >= 0.01:
         parts.append(f"{_pct(o.occluded)} hidden")
     return ", ".join(parts)
-
-
-def _bboxes(
-    ids: NDArray[np.integer[Any]], labels: NDArray[np.int64]
-) -> dict[int, tuple[int, int, int, int]]:
-    """Inclusive pixel boxes of every label, by sorting the labelled pixels once."""
-    flat = ids.ravel()
-    where = np.flatnonzero(flat > 0)
-    if where.size == 0:
-        return {}
-    keys = flat[where]
-    order = np.argsort(keys, kind="stable")
-    keys, where = keys[order], where[order]
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    width = ids.shape[1]
-    ys, xs = np.divmod(where, width)
-    x0 = np.minimum.reduceat(xs, starts)
-    x1 = np.maximum.reduceat(xs, starts)
-    y0 = np.minimum.reduceat(ys, starts)
-    y1 = np.maximum.reduceat(ys, starts)
-    found = keys[starts]
-    wanted = set(labels.tolist())
-    return {
-        int(k): (int(a), int(b), int(c), int(d))
-        for k, a, b, c, d in zip(found, x0, y0, x1, y1, strict=True)
-        if int(k) in wanted
-    }
-
-
-def _dominant_colours(
-    ids: NDArray[np.integer[Any]], beauty: NDArray[np.uint8]
-) -> dict[int, tuple[int, int, int]]:
-    """Per label, the mean colour of its most common colour bin (4 bits per channel)."""
-    flat = ids.ravel()
-    mask = flat > 0
-    if not mask.any():
-        return {}
-    rgb = beauty[..., :3].reshape(-1, 3)[mask]
-    labels = flat[mask].astype(np.int64)
-    bins = (rgb[:, 0] >> 4).astype(np.int64) << 8 | (rgb[:, 1] >> 4) << 4 | (rgb[:, 2] >> 4)
-    keys = labels << 12 | bins
-    top = int(labels.max())
-    if top <= 1024:  # a dense table is cheaper than sorting
-        counts = np.bincount(keys, minlength=(top + 1) << 12).reshape(top + 1, 4096)
-        best_bin = counts.argmax(axis=1)
-        present = np.flatnonzero(counts.max(axis=1) > 0)
-        chosen = mask.copy()
-        chosen[mask] = bins == best_bin[labels]
-        sel_labels = flat[chosen].astype(np.int64)
-        sel_rgb = beauty[..., :3].reshape(-1, 3)[chosen].astype(np.float64)
-        n = np.bincount(sel_labels, minlength=top + 1)
-        sums = np.stack(
-            [np.bincount(sel_labels, weights=sel_rgb[:, c], minlength=top + 1) for c in range(3)],
-            1,
-        )
-        return {int(k): _rgb(sums[k] / n[k]) for k in present if n[k]}
-    uniq, inverse, cnt = np.unique(keys, return_inverse=True, return_counts=True)
-    sums = np.stack(
-        [np.bincount(inverse, weights=rgb[:, c].astype(np.float64)) for c in range(3)], 1
-    )
-    owner = uniq >> 12
-    # the most populous bin of each label: sort by (label, count) and take each label's last
-    order = np.lexsort((cnt, owner))
-    last = np.flatnonzero(np.r_[owner[order][1:] != owner[order][:-1], True])
-    return {int(owner[i]): _rgb(sums[i] / cnt[i]) for i in order[last]}
-
-
-def _rgb(values: Any) -> tuple[int, int, int]:
-    r, g, b = np.rint(np.asarray(values, dtype=np.float64)[:3]).astype(int).tolist()
-    return int(r), int(g), int(b)
-
-
-def _is_flat(beauty: NDArray[np.uint8]) -> tuple[bool, tuple[int, int, int]]:
-    """Whether (nearly) every pixel has one colour, and that colour."""
-    rgb = beauty[..., :3].reshape(-1, 3)
-    first = rgb[0]
-    if bool((rgb == first).all()):
-        return True, (int(first[0]), int(first[1]), int(first[2]))
-    sample = rgb[::7]
-    bins = (
-        (sample[:, 0] >> 4).astype(np.int64) << 8 | (sample[:, 1] >> 4) << 4 | (sample[:, 2] >> 4)
-    )
-    counts = np.bincount(bins, minlength=4096)
-    top = int(counts.argmax())
-    colour = sample[bins == top].mean(axis=0)
-    flat = counts[top] >= 0.999 * len(sample)
-    return bool(flat), _rgb(colour)
 
 
 def visibility_report(
@@ -262,20 +195,56 @@ def visibility_report(
             f"the lit image is {beauty.shape[1]}x{beauty.shape[0]} but the ID pass is "
             f"{width}x{height}: render both with the same camera and size"
         )
+    objects, background = pixel_stats(ids, dict(names), beauty)
+    flat: tuple[bool, tuple[int, int, int]] | None = None
+    if beauty is not None:
+        flat = flat_colour(beauty)
+    return report_from_pixels(
+        objects,
+        width,
+        height,
+        background_pixels=background,
+        facts=facts,
+        blank=flat[0] if flat is not None else None,
+        blank_rgb=flat[1] if flat is not None and flat[0] else None,
+        view=view,
+        max_hints=max_hints,
+    )
+
+
+def report_from_pixels(
+    objects: Sequence[ObjectPixels],
+    width: int,
+    height: int,
+    *,
+    background_pixels: int | None = None,
+    facts: Mapping[str, ObjectFacts] | None = None,
+    blank: bool | None = None,
+    blank_rgb: tuple[int, int, int] | None = None,
+    view: str = "camera",
+    max_hints: int = 3,
+) -> VisibilityReport:
+    """The report from counts an engine made itself (``ObjectPixels`` per object, e.g. a
+    page's script over its own buffers) plus its facts; the same maths and text as
+    :func:`visibility_report`.
+
+    Args:
+        objects: Every named object, with its pixel count, box and colour.
+        width: Frame width in pixels.
+        height: Frame height in pixels.
+        background_pixels: Pixels showing no named object (the rest of the frame if ``None``).
+        facts: Per object name, what the engine knows beyond pixels.
+        blank: Whether the lit frame is one flat colour (``None``: no object is visible).
+        blank_rgb: That flat colour.
+        view: The view's name.
+        max_hints: At most this many hints.
+    """
     facts = facts or {}
     total = width * height
-    flat = ids.ravel().astype(np.int64)
-    top = int(flat.max()) if flat.size else 0
-    counts = np.bincount(flat, minlength=max(top, max(names, default=0)) + 1)
-    labels = np.array(sorted(names), dtype=np.int64)
-    boxes = _bboxes(ids, labels)
-    colours = _dominant_colours(ids, beauty) if beauty is not None else {}
-    objects: list[ObjectVisibility] = []
-    for k in labels.tolist():
-        name = names[k]
-        pixels = int(counts[k]) if k < counts.size else 0
+    items: list[ObjectVisibility] = []
+    for counted in objects:
+        name, pixels, box = counted.name, counted.pixels, counted.bbox
         fact = facts.get(name)
-        box = boxes.get(k)
         occluded: float | None = None
         cut_off: float | None = None
         sides: list[Side] = []
@@ -290,8 +259,8 @@ def visibility_report(
             x0, y0, x1, y1 = box
             touched = (x0 == 0, x1 == width - 1, y0 == 0, y1 == height - 1)
             sides = [s for s, t in zip(_SIDES, touched, strict=True) if t]
-        rgb = colours.get(k)
-        objects.append(
+        rgb = counted.colour_rgb
+        items.append(
             ObjectVisibility(
                 name=name,
                 visible=pixels > 0,
@@ -307,22 +276,16 @@ def visibility_report(
                 outside_frustum=bool(fact and fact.outside_frustum),
             )
         )
-    background = float(counts[0]) / total if total else 1.0
-    blank_colour: str | None = None
-    if beauty is not None:
-        blank, mean = _is_flat(beauty)
-        if blank:
-            blank_colour = colour_name(mean)
-    else:
-        blank = not any(o.visible for o in objects)
+    if background_pixels is None:
+        background_pixels = total - sum(o.pixels for o in items)
     report = VisibilityReport(
         view=view,
         width=width,
         height=height,
-        objects=objects,
-        background=background,
-        blank=blank,
-        blank_colour=blank_colour,
+        objects=items,
+        background=background_pixels / total if total else 1.0,
+        blank=blank if blank is not None else not any(o.visible for o in items),
+        blank_colour=colour_name(blank_rgb) if blank and blank_rgb is not None else None,
     )
     report.hints = _hints(report)[:max_hints]
     return report
@@ -333,23 +296,24 @@ def _clamp(value: float) -> float:
 
 
 def _worth_a_cut_hint(o: ObjectVisibility, report: VisibilityReport) -> bool:
-    """Cut-off worth fixing: not a ground plane or backdrop that fills the frame's width or
-    height (those are always cut), and not an object the camera sits inside."""
-    if not o.visible or not o.cut_sides:
+    """Cut-off worth fixing: not a ground plane or backdrop (they touch three or four edges
+    of the frame and are always cut), and not an object the camera sits inside."""
+    if not o.visible or not o.cut_sides or len(o.cut_sides) >= 3:
         return False
     if o.cut_off is not None:
         return 0.01 <= o.cut_off < 0.85
     if o.bbox is None:
         return False
     x0, y0, x1, y1 = o.bbox
-    spans = (x1 - x0 + 1) >= report.width or (y1 - y0 + 1) >= report.height
-    return not spans and len(o.cut_sides) <= 2
+    return (x1 - x0 + 1) < report.width and (y1 - y0 + 1) < report.height
 
 
 def _hints(report: VisibilityReport) -> list[str]:
+    """Framing hints, the most useful first."""
     hints: list[str] = []
     objects = report.objects
-    if objects and not any(o.visible for o in objects):
+    shown = [o for o in objects if o.visible]
+    if objects and not shown:
         behind = [o.name for o in objects if o.behind_camera]
         if behind:
             hints.append(
@@ -358,32 +322,36 @@ def _hints(report: VisibilityReport) -> list[str]:
             )
         else:
             hints.append("nothing is visible: point the camera at the objects or use fit_view")
-    elif report.blank and any(o.visible for o in objects):
+    elif report.blank and shown:
         hints.append(
             f"objects are in view but the image is flat {report.blank_colour}: "
             "add lights, or use a material that does not need light"
         )
-    for o in objects:
-        if _worth_a_cut_hint(o, report):
-            where = " and ".join(o.cut_sides)
-            amount = f" ({_pct(o.cut_off)} outside the frame)" if o.cut_off else ""
-            hints.append(
-                f"{o.name} is cut off on the {where}{amount}; move the camera back or use fit_view"
-            )
-    for o in objects:
-        if o.visible and o.colour == "black" and not report.blank:
-            hints.append(f"{o.name} renders black: it may need light or a brighter colour")
-    for o in objects:
-        if o.visible and o.occluded is not None and o.occluded >= 0.5:
-            hints.append(
-                f"{o.name} is {_pct(o.occluded)} hidden behind other objects; move it or the camera"
-            )
-    for o in objects:
-        if o.visible and o.coverage < 0.005:
-            hints.append(
-                f"{o.name} is tiny ({_pct(o.coverage)} of the frame); move the camera closer"
-            )
-    for o in objects:
-        if not o.visible and o.behind_camera and any(p.visible for p in objects):
-            hints.append(f"{o.name} is behind the camera")
+    cut = sorted(
+        (o for o in objects if _worth_a_cut_hint(o, report)), key=lambda o: -(o.cut_off or 0)
+    )
+    for o in cut:
+        where = " and ".join(o.cut_sides)
+        amount = f" ({_pct(o.cut_off)} outside the frame)" if o.cut_off else ""
+        hints.append(
+            f"{o.name} is cut off on the {where}{amount}; move the camera back or use fit_view"
+        )
+    if not report.blank:
+        hints.extend(
+            f"{o.name} renders black: it may need light or a brighter colour"
+            for o in shown
+            if o.colour == "black"
+        )
+    hints.extend(
+        f"{o.name} is {_pct(o.occluded)} hidden behind other objects; move it or the camera"
+        for o in shown
+        if o.occluded is not None and o.occluded >= 0.5
+    )
+    hints.extend(
+        f"{o.name} is tiny ({_pct(o.coverage)} of the frame); move the camera closer"
+        for o in shown
+        if o.coverage < 0.005
+    )
+    if shown:
+        hints.extend(f"{o.name} is behind the camera" for o in objects if o.behind_camera)
     return hints
