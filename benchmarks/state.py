@@ -45,6 +45,7 @@ README = HERE / "README.md"
 README_BEGIN, README_END = "<!-- state:begin -->", "<!-- state:end -->"
 FRAMEWORKS = ["agentsdk", "openai-agents", "langgraph"]
 CLOCK: list[float] = []
+SAVES: list[int] = []  # the saves (writes of state) each run made, for the peers
 
 
 async def add(a: int, b: int) -> int:
@@ -61,9 +62,10 @@ async def add(a: int, b: int) -> int:
 # --- one run of each framework -------------------------------------------------------------
 
 Go = Callable[[], Awaitable[Any]]
-Run = Callable[[Path | None, str], Awaitable[Go]]
+Run = Callable[[Path | None, str], Awaitable[tuple[Go, Go]]]
 """Given the database file (None: no persistence) and a run id, set up untimed (open
-the database, create its tables) and return the timed run."""
+the database, create its tables) and return the timed run and an untimed close
+(closing a SQLite file checkpoints its WAL: once per process, not per step)."""
 
 
 def agentsdk_run(turns: int, fail_last: bool = False) -> Run:
@@ -74,7 +76,7 @@ def agentsdk_run(turns: int, fail_last: bool = False) -> Run:
 
     add_tool = tool(add)
 
-    async def setup(db: Path | None, run_id: str) -> Go:
+    async def setup(db: Path | None, run_id: str) -> tuple[Go, Go]:
         store = SQLiteStore(db) if db is not None else None
         if store is not None:
             await store.scan()  # opens the file and creates the tables
@@ -92,13 +94,13 @@ def agentsdk_run(turns: int, fail_last: bool = False) -> Run:
         )
 
         async def go() -> Any:
-            try:
-                return await agent.run("add things", run_id=run_id)
-            finally:
-                if store is not None:
-                    await store.aclose()
+            return await agent.run("add things", run_id=run_id)
 
-        return go
+        async def close() -> None:
+            if store is not None:
+                await store.aclose()
+
+        return go, close
 
     return setup
 
@@ -127,19 +129,26 @@ def openai_agents_run(turns: int) -> Run:
             raise NotImplementedError
 
     tools = [function_tool(add)]
+    add_items = SQLiteSession.add_items
 
-    async def setup(db: Path | None, run_id: str) -> Go:
+    async def counted(self: Any, items: Any) -> None:
+        SAVES.append(1)
+        await add_items(self, items)
+
+    SQLiteSession.add_items = counted  # type: ignore[method-assign]
+
+    async def setup(db: Path | None, run_id: str) -> tuple[Go, Go]:
         agent = Agent(name="bench", instructions="Add.", tools=tools, model=CannedModel())
         session = SQLiteSession(run_id, db) if db is not None else None  # creates the tables
 
         async def go() -> Any:
-            try:
-                return await Runner.run(agent, "add things", max_turns=turns + 5, session=session)
-            finally:
-                if session is not None:
-                    session.close()
+            return await Runner.run(agent, "add things", max_turns=turns + 5, session=session)
 
-        return go
+        async def close() -> None:
+            if session is not None:
+                session.close()
+
+        return go, close
 
     return setup
 
@@ -176,7 +185,7 @@ def langgraph_run(turns: int) -> Run:
 
     plain = langgraph_graph(turns, None)
 
-    async def setup(db: Path | None, run_id: str) -> Go:
+    async def setup(db: Path | None, run_id: str) -> tuple[Go, Go]:
         config = {"configurable": {"thread_id": run_id}, "recursion_limit": 2 * turns + 10}
         graph, conn = plain, None
         if db is not None:
@@ -186,13 +195,17 @@ def langgraph_run(turns: int) -> Run:
             graph = langgraph_graph(turns, saver)
 
         async def go() -> Any:
-            try:
-                return await graph.ainvoke({"messages": [("user", "add things")]}, config)
-            finally:
-                if conn is not None:
-                    await conn.close()
+            return await graph.ainvoke({"messages": [("user", "add things")]}, config)
 
-        return go
+        async def close() -> None:
+            if conn is not None:
+                rows = await conn.execute(
+                    "SELECT count(*) FROM checkpoints WHERE thread_id = ?", (run_id,)
+                )
+                SAVES.extend([1] * (await rows.fetchone())[0])  # type: ignore[index]
+                await conn.close()
+
+        return go, close
 
     return setup
 
@@ -233,18 +246,22 @@ async def _measure(name: str, turns: int, repeats: int, warmup: int) -> dict[str
             lasts: list[float] = []
             for i in range(warmup + repeats):
                 db = Path(tmp) / f"{mode}-{i}.db" if mode == "sqlite" else None
-                go = await run(db, f"run-{i}")
+                go, close = await run(db, f"run-{i}")
                 CLOCK.clear()
                 saves.clear()
+                SAVES.clear()
                 started = time.perf_counter()
                 await go()
                 wall = (time.perf_counter() - started) * 1e3
+                await close()
                 if i < warmup:
                     continue
                 walls.append(wall / (turns + 1))
                 gaps = _gaps(CLOCK)
                 firsts.append(statistics.median(gaps[1:4]))
                 lasts.append(statistics.median(gaps[-3:]))
+                if mode == "sqlite" and not saves and SAVES:
+                    out.setdefault("saves_per_run", len(SAVES))
                 if mode == "sqlite" and saves:
                     out.setdefault("saves_per_run", len(saves))
                     out.setdefault("save_ms", []).append(statistics.median(saves))
@@ -283,17 +300,20 @@ async def _resume(name: str, turns: int, repeats: int) -> dict[str, Any]:
 
                 from agentsdk import Agent, tool
 
+                go, close = await agentsdk_run(turns, fail_last=True)(db, run_id)
                 try:
-                    await (await agentsdk_run(turns, fail_last=True)(db, run_id))()
+                    await go()
                 except RuntimeError:
                     pass
+                await close()
                 started = time.perf_counter()
                 store = SQLiteStore(db)
                 state = await load_state(store, run_id)
                 times.append((time.perf_counter() - started) * 1e3)
                 assert state.turn == turns and state.status == "failed"
+                add_tool = tool(add)  # building a tool's schema is not resuming
                 started = time.perf_counter()
-                agent = Agent(ScriptedModel(["done"]), tools=[tool(add)], store=store)
+                agent = Agent(ScriptedModel(["done"]), tools=[add_tool], store=store)
                 result = await agent.resume(run_id)
                 resumes.append((time.perf_counter() - started) * 1e3)
                 assert result.output == "done" and result.turns == turns + 1
@@ -301,7 +321,9 @@ async def _resume(name: str, turns: int, repeats: int) -> dict[str, Any]:
             elif name == "openai-agents":
                 from agents import SQLiteSession
 
-                await (await openai_agents_run(turns)(db, run_id))()
+                go, close = await openai_agents_run(turns)(db, run_id)
+                await go()
+                await close()
                 started = time.perf_counter()
                 session = SQLiteSession(run_id, db)
                 items = await session.get_items()
@@ -312,7 +334,9 @@ async def _resume(name: str, turns: int, repeats: int) -> dict[str, Any]:
                 import aiosqlite
                 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-                await (await langgraph_run(turns)(db, run_id))()
+                go, close = await langgraph_run(turns)(db, run_id)
+                await go()
+                await close()
                 started = time.perf_counter()
                 async with aiosqlite.connect(db) as conn:
                     graph = langgraph_graph(turns, AsyncSqliteSaver(conn))

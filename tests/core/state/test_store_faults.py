@@ -15,6 +15,7 @@ from agentsdk.state import (
     Reject,
     RunNotFound,
     SQLiteStore,
+    StateConflict,
     StateError,
     load_state,
 )
@@ -180,3 +181,12 @@ async def test_an_unknown_run_is_not_found(tmp_path: Path) -> None:
     agent = Agent(ScriptedModel(["x"]), store=tmp_path / "runs.db")
     with pytest.raises(RunNotFound, match="no run 'nope'"):
         await agent.resume("nope")
+
+
+async def test_a_new_run_under_a_stored_name_says_to_resume_or_rename(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "runs.db")
+    await _interrupted_run(store)
+    agent = Agent(ScriptedModel(["x"]), tools=[add], store=store)
+    with pytest.raises(StateConflict, match=r"a run named 'adding' is in the store already"):
+        await agent.run("again", run_id="adding")
+    assert (await load_state(store, "adding")).status == "failed"  # untouched

@@ -342,6 +342,11 @@ class Checkpointer:
                 )
         except Exception:  # the conflict is the news; a failing lookup only loses detail
             pass
+        if self.revision == 0:  # a new run under a name the store knows
+            return StateConflict(
+                f"a run named {cfg.run_id!r} is in the store already{who}: resume it with "
+                f"agent.resume({cfg.run_id!r}), or give this run another run_id"
+            )
         return StateConflict(
             f"run {cfg.run_id!r} was saved by another process since this one read it{who}: "
             "two processes resumed it at once, or another took it over. This process "
