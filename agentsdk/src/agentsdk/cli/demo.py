@@ -86,9 +86,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add ``demo`` to the ``agentsdk`` command."""
     p_demo = sub.add_parser("demo", help="the offline demo on the embedded local model")
-    p_demo.add_argument("--model", default=DEMO_MODEL)
-    p_demo.add_argument("--toolkit", default="auto", help="finance, builtin, or auto")
-    p_demo.add_argument("--prompt", default=None)
-    p_demo.add_argument("--max-turns", type=int, default=6)
-    p_demo.add_argument("--trace", default=None)
+    p_demo.add_argument("--model", default=DEMO_MODEL, help="model string (default: %(default)s)")
+    p_demo.add_argument(
+        "--toolkit", default="auto", help="finance, builtin, or auto (default: %(default)s)"
+    )
+    p_demo.add_argument("--prompt", default=None, help="ask this instead of the demo's question")
+    p_demo.add_argument(
+        "--max-turns", type=int, default=6, help="model requests allowed (default: %(default)s)"
+    )
+    p_demo.add_argument("--trace", default=None, help="append events to this JSONL file")
     p_demo.set_defaults(func=cmd_demo, setup=show_plugin_logs)

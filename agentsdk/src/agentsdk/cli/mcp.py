@@ -109,7 +109,12 @@ def register(sub: Any) -> None:
         description="Serve installed toolkits (e.g. threejs finance), Python objects "
         "(package.module:name) or other MCP servers (mcp:NAME) to any MCP client.",
     )
-    p_serve.add_argument("toolkits", nargs="+", metavar="TOOLKIT")
+    p_serve.add_argument(
+        "toolkits",
+        nargs="+",
+        metavar="TOOLKIT",
+        help="an installed toolkit name, package.module:name, or mcp:NAME",
+    )
     p_serve.add_argument(
         "--http",
         type=_parse_address,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import textwrap
 from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
@@ -45,16 +47,36 @@ def cmd_tools(args: argparse.Namespace) -> int:
         return 0
     if not listing:
         print("no toolkits installed")
+    width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     for entry in listing:
         print(f"{entry['toolkit']}:")
         if "error" in entry:
             print(f"  (failed to load: {entry['error']})")
         for spec in entry["tools"]:
             params = ", ".join(spec["parameters"].get("properties", {}))
-            first = spec["description"].splitlines()[0] if spec["description"] else ""
-            print(f"  {spec['name']}({params}) - {first}")
+            print(_wrapped(f"{spec['name']}({params})", spec["description"] or "", width))
     print(f"model schemes: {', '.join(plugins.model_schemes()) or 'none'}")
     return 0
+
+
+def _wrapped(signature: str, description: str, width: int) -> str:
+    """A tool's line: its signature, then its description's first paragraph wrapped
+    under it (whole words, never cut mid-sentence)."""
+    paragraph = " ".join(description.strip().split("\n\n")[0].split())
+    if not paragraph:
+        return f"  {signature}"
+    head = f"  {signature} - "
+    if len(head) > width // 2:  # a long signature gets its own line
+        return f"  {signature}\n" + textwrap.fill(
+            paragraph, width=width, initial_indent="      ", subsequent_indent="      "
+        )
+    return textwrap.fill(
+        paragraph,
+        width=width,
+        initial_indent=head,
+        subsequent_indent="      ",
+        break_on_hyphens=False,
+    )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -113,7 +135,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"run {run_id} is waiting for approval; {where}", file=sys.stderr)
         return PAUSED
     print(result.output)
-    print(f"(turns: {result.turns}, tokens: {result.usage.total_tokens})", file=sys.stderr)
+    print(
+        f"(turns: {result.turns}, tokens: {result.usage.total_tokens}, cost: {result.cost})",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -200,13 +225,21 @@ def register(sub: Any) -> None:
     p_tools.set_defaults(func=cmd_tools)
 
     p_run = sub.add_parser("run", help="run an agent once with live progress")
-    p_run.add_argument("prompt", nargs="?", default=None)
-    p_run.add_argument("--model", default=DEFAULT_MODEL, help="model string, e.g. openai:gpt-4.1")
+    p_run.add_argument("prompt", nargs="?", default=None, help="what to ask the agent")
+    p_run.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help="model string, e.g. openai:gpt-4.1 (default: %(default)s, the embedded local model)",
+    )
     p_run.add_argument("--tools", default="", help="comma-separated toolkit names")
-    p_run.add_argument("--instructions", default=None)
-    p_run.add_argument("--max-turns", type=int, default=10)
-    p_run.add_argument("--temperature", type=float, default=None)
-    p_run.add_argument("--max-tokens", type=int, default=None)
+    p_run.add_argument("--instructions", default=None, help="the system prompt")
+    p_run.add_argument(
+        "--max-turns", type=int, default=10, help="model requests allowed (default: %(default)s)"
+    )
+    p_run.add_argument(
+        "--temperature", type=float, default=None, help="sampling temperature (model default)"
+    )
+    p_run.add_argument("--max-tokens", type=int, default=None, help="cap on tokens per model turn")
     p_run.add_argument("--trace", default=None, help="append events to this JSONL file")
     p_run.add_argument("--store", default=None, help="save the run in this SQLite file")
     p_run.add_argument("--run-id", default=None, help="name the run (default: a timestamp)")
