@@ -40,6 +40,17 @@ class Tally(Toolkit):
         self.marks += 1
         return f"{self.marks} mark(s)"
 
+    @tool
+    def crash(self, ctx: ToolContext) -> str:
+        """Crash the process this tool runs in (only inside a test's Ray worker)."""
+        log = os.environ.get("TALLY_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"{ctx.run_id}\n")
+        if os.environ.get("TALLY_CRASH_ALLOWED"):  # never the test process itself
+            os._exit(1)
+        return "not crashed: TALLY_CRASH_ALLOWED is not set"
+
 
 def _tally(world: World) -> Tally:
     toolkit = world.toolkit("tally")
@@ -65,14 +76,49 @@ def suite(delay: float = 0.0, tasks: int = 4) -> Suite:
     )
 
 
-if __name__ == "__main__":  # python eval_fixture.py OUT [--resume]: the eval a test kills
+def crashing_suite() -> Suite:
+    """One sound task and one whose tool kills every worker that runs it."""
+    spec = ToolkitSpec("tally", factory=Tally)
+    return Suite(
+        "tally",
+        [
+            Task(
+                id="tally/marks-1",
+                prompt="Make exactly 1 mark.",
+                toolkits=[spec],
+                checks=[Check("1 marks", lambda w: _tally(w).marks == 1)],
+                reference=[call("mark"), "Made 1 mark."],
+            ),
+            Task(
+                id="tally/doomed",
+                prompt="Crash.",
+                toolkits=[spec],
+                checks=[Check("never reached", lambda w: False)],
+                reference=[call("crash"), "Crashed."],
+            ),
+        ],
+        instructions="Use the tools.",
+    )
+
+
+if __name__ == "__main__":  # python eval_fixture.py OUT [--resume] [--concurrency N]
     import sys
 
     import anyio
     from agentsdk.tasks.runner import evaluate
 
     out = Path(sys.argv[1])
+    at_once = (
+        int(sys.argv[sys.argv.index("--concurrency") + 1]) if "--concurrency" in sys.argv else 1
+    )
     summary = anyio.run(
-        lambda: evaluate(suite(delay=0.4), "reference", out=out, k=2, resume="--resume" in sys.argv)
+        lambda: evaluate(
+            suite(delay=0.4),
+            "reference",
+            out=out,
+            k=2,
+            concurrency=at_once,
+            resume="--resume" in sys.argv,
+        )
     )
     print(f"pass rate {summary.pass_rate}")

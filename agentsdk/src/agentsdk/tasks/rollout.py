@@ -119,6 +119,10 @@ class Rollout(BaseModel):
     tool_calls: list[str] = Field(default_factory=list)
     turn_records: list[TurnRecord] = Field(default_factory=list)
     workdir: str = ""
+    worker: str = ""
+    """Where it ran: ``local:N`` (worker N of an eval in this process) or ``ray:PID``."""
+    retries: list[str] = Field(default_factory=list)
+    """Why earlier attempts were lost (a Ray worker that died mid-task), oldest first."""
 
     @property
     def passed(self) -> bool:

@@ -317,7 +317,7 @@ async def _local(
     shared = make_model(model) if not callable(model) or isinstance(model, Model | Tiers) else None
     owned = isinstance(model, str) and model != REFERENCE
 
-    async def worker() -> None:
+    async def worker(index: int) -> None:
         worker_model = shared if shared is not None else make_model(model)
         try:
             async with ToolkitPool() as pool:
@@ -332,6 +332,7 @@ async def _local(
                         runs=results.runs,
                         settings=settings,
                     )
+                    rollout.worker = record["worker"] = f"local:{index}"
                     results.record(rollout, record)
                     count[0] += 1
                     if on_rollout is not None:
@@ -342,8 +343,8 @@ async def _local(
 
     try:
         async with anyio.create_task_group() as tg:
-            for _ in range(min(concurrency, max(1, len(queue)))):
-                tg.start_soon(worker)
+            for index in range(min(concurrency, max(1, len(queue)))):
+                tg.start_soon(worker, index)
     finally:
         if owned and shared is not None and not isinstance(shared, str):
             await shared.aclose()

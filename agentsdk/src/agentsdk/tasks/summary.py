@@ -89,9 +89,19 @@ class EvalSummary(BaseModel):
         return "\n".join(lines)
 
 
+def _broken_headline(text: str) -> str:
+    """The first line, with the exception's own line when the first only introduces it
+    (``setup failed:`` + traceback)."""
+    lines = [line for line in text.splitlines() if line.strip()] or [""]
+    head = lines[0].strip()
+    if head.endswith(":") and len(lines) > 1:
+        head = f"{head} {lines[-1].strip()}"
+    return head
+
+
 def _reason(r: Rollout) -> str:
     if r.status == "broken":
-        return "broken: " + (r.broken or "").splitlines()[0][:120]
+        return "broken: " + _broken_headline(r.broken or "")[:160]
     if r.error:
         return "error: " + r.error.split(":")[0]
     if r.verdict is not None:
@@ -200,8 +210,14 @@ def write_markdown(
             lines.extend(f"- {reason}" for reason in r.verdict.reasons)
         if r.error:
             lines.append(f"- run error: {r.error[:300]}")
+        lines.extend(f"- retried after: {why}" for why in r.retries)
         if r.broken:
-            lines.append(f"- broken: {r.broken.splitlines()[0][:300]}")
+            # The whole traceback is for whoever fixes the task (it never reaches the model).
+            lines.append(f"- broken: {_broken_headline(r.broken)[:300]}")
+            detail = r.broken.splitlines()[1:][-80:]
+            if detail:
+                lines += ["", "<details><summary>traceback</summary>", "", "```text"]
+                lines += [*detail, "```", "", "</details>"]
         if r.output:
             lines += ["", "> " + r.output[:400].replace("\n", "\n> ")]
         image = _last_image(r.workdir) if shown < images else None
