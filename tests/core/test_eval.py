@@ -102,10 +102,19 @@ async def test_an_existing_results_folder_needs_resume(tmp_path: Path) -> None:
         await evaluate(suite(tasks=1), "reference", out=tmp_path / "x")
 
 
-def test_killed_eval_resumes_without_losing_or_repeating_rollouts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_killed_eval_resumes_without_losing_or_repeating_rollouts(
+    tmp_path: Path, concurrency: int
+) -> None:
     out, log = tmp_path / "killed", tmp_path / "calls.log"
     env = {**os.environ, "TALLY_LOG": str(log)}
-    script = [sys.executable, str(Path(__file__).parent / "eval_fixture.py"), str(out)]
+    script = [
+        sys.executable,
+        str(Path(__file__).parent / "eval_fixture.py"),
+        str(out),
+        "--concurrency",
+        str(concurrency),
+    ]
     process = subprocess.Popen(script, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     rollouts = out / "rollouts.jsonl"
     deadline = time.monotonic() + 120
@@ -131,6 +140,91 @@ def test_killed_eval_resumes_without_losing_or_repeating_rollouts(tmp_path: Path
     for run in finished:  # a finished rollout's tool calls happened once, before the kill
         n = int(run.split("-")[2].split(".")[0])
         assert calls[run] == n, (run, calls[run])
+
+
+async def test_a_line_cut_short_by_a_kill_loses_nothing_on_resume(tmp_path: Path) -> None:
+    out = tmp_path / "cut"
+    await evaluate(suite(tasks=2), "reference", out=out)
+    path = EvalResults(out).rollouts_path
+    first, second = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(first + second[: len(second) // 2])  # killed in the middle of a write
+    assert [r.task_id for r in EvalResults(out).load()] == ["tally/marks-1"]
+    summary = await evaluate(suite(tasks=2), "reference", out=out, resume=True)
+    assert summary.rollouts == 2 and summary.pass_rate == 1.0
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == 3  # the fragment stays on its own line, ignored
+    assert sorted(r.task_id for r in EvalResults(out).load()) == ["tally/marks-1", "tally/marks-2"]
+
+
+async def test_broken_tasks_are_reported_with_tracebacks_the_model_never_sees(
+    tmp_path: Path,
+) -> None:
+    secret = "verifier-internal-detail-4242"
+
+    def broken_check(world: object) -> bool:
+        raise ZeroDivisionError(f"{secret}: the expected value could not be computed")
+
+    def broken_setup(world: object) -> None:
+        raise FileNotFoundError(f"{secret}: starting scene missing")
+
+    spec = ToolkitSpec("tally", factory=Tally)
+    mark_once = dict(toolkits=[spec], reference=[call("mark"), "ok"])
+    tasks = [
+        Task(
+            id="b/verifier",
+            prompt="Mark once (a).",
+            checks=[Check("raises", broken_check)],
+            **mark_once,
+        ),  # type: ignore[arg-type]
+        Task(
+            id="b/setup",
+            prompt="Mark once (b).",
+            setup=broken_setup,
+            checks=[Check("one", lambda w: True)],
+            **mark_once,
+        ),  # type: ignore[arg-type]
+        Task(
+            id="b/sound",
+            prompt="Mark once (c).",
+            checks=[Check("one mark", lambda w: w.toolkit("tally").marks == 1)],
+            **mark_once,
+        ),  # type: ignore[arg-type,attr-defined]
+    ]
+    seen: list[str] = []
+
+    def mark_then_answer(request: ModelRequest) -> ToolCallPart | str:
+        seen.append(json.dumps([m.model_dump(mode="json") for m in request.messages]))
+        done = any(m.role == "tool" for m in request.messages)
+        return "Marked once." if done else ToolCallPart(name="mark", arguments={})
+
+    model = FunctionModel(mark_then_answer, name="marker")
+    summary = await evaluate(Suite("b", tasks), model, out=tmp_path / "b", k=2)
+
+    assert summary.broken == ["b/setup", "b/verifier"]
+    statuses = {t.task_id: t.statuses for t in summary.tasks}
+    assert statuses == {
+        "b/verifier": {"broken": 2},
+        "b/setup": {"broken": 2},
+        "b/sound": {"passed": 2},
+    }
+    assert summary.failure_reasons == {
+        "broken: check 'raises' of task 'b/verifier' raised ZeroDivisionError: "
+        f"{secret}: the expected value could not be computed": 2,
+        f"broken: setup failed: FileNotFoundError: {secret}: starting scene missing": 2,
+    }
+    report = (tmp_path / "b" / "report.md").read_text()
+    assert report.count("Traceback (most recent call last)") == 4
+    assert "in broken_check\n    raise ZeroDivisionError" in report
+    assert "in broken_setup" in report
+    # The model ran the sound task and the verifier task (twice each), never the setup
+    # task, and no request it was sent holds a word of what broke.
+    assert len(seen) == 2 * 2 * 2
+    assert not any("Mark once (b)." in text for text in seen)
+    assert not any(secret in text or "Traceback" in text for text in seen)
+    trajectories = (tmp_path / "b" / "trajectories").glob("*.json")
+    assert not any(
+        secret in json.dumps(json.loads(p.read_text())["messages"]) for p in trajectories
+    )
 
 
 @pytest.mark.parametrize(

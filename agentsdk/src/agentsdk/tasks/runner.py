@@ -67,10 +67,14 @@ class EvalResults:
         return {(r.task_id, r.sample) for r in self.load() if r.status in ("passed", "failed")}
 
     def append(self, rollout: Rollout) -> None:
-        """Record one rollout durably."""
+        """Record one rollout durably (one write, then fsync)."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        with self.rollouts_path.open("a", encoding="utf-8") as f:
-            f.write(rollout.model_dump_json() + "\n")
+        line = (rollout.model_dump_json() + "\n").encode("utf-8")
+        with self.rollouts_path.open("ab") as f:
+            if f.tell() and not _ends_with_newline(self.rollouts_path):
+                # A process killed mid-line left a fragment: end it, or this line joins it.
+                line = b"\n" + line
+            f.write(line)
             f.flush()
             os.fsync(f.fileno())
 
@@ -110,6 +114,12 @@ def trajectory(
         "turns": turns,
         "messages": [_message_json(m) for m in messages],
     }
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
 
 
 def _safe(name: str) -> str:
