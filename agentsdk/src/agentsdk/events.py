@@ -64,7 +64,8 @@ class ToolCallStarted:
 
 @dataclass(slots=True, frozen=True)
 class ToolCallFinished:
-    """A tool call ended; ``preview`` is the start of its text output."""
+    """A tool call ended; ``preview`` is the start of its text output, ``text`` all of
+    it as the model got it (truncated like the tool result, images as notes)."""
 
     run_id: str
     turn: int
@@ -73,6 +74,7 @@ class ToolCallFinished:
     duration: float
     is_error: bool
     preview: str
+    text: str = field(default="", repr=False)
 
 
 @dataclass(slots=True, frozen=True)

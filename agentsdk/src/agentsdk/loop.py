@@ -343,7 +343,14 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
             for event in events:
                 yield event
             yield ToolCallFinished(
-                cfg.run_id, turn, call.id, call.name, duration, outcome.is_error, outcome.text[:200]
+                cfg.run_id,
+                turn,
+                call.id,
+                call.name,
+                duration,
+                outcome.is_error,
+                outcome.text[:200],
+                tool_result.text,
             )
             result_parts.append(tool_result)
             trailing.extend(shown)
