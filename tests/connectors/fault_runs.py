@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 from agentsdk.events import RunFailed, RunFinished
-from fault_server import FaultServer
+from fault_server import FaultServer, Injected
 from fault_shapes import TRANSIENT
 
 from agentsdk import (
@@ -34,6 +34,7 @@ from agentsdk import (
 )
 
 __all__ = [
+    "LATE",
     "Outcome",
     "add",
     "check_rules",
@@ -121,9 +122,23 @@ async def drive(
     return outcomes
 
 
-def _explains(error: BaseException, faults: list[str], stream: bool, attempts: int) -> bool:
-    """Whether the faults a run met (in order) explain the error it ended with."""
-    last = faults[-1] if faults else "none"
+LATE = frozenset({"cut_stream_late", "error_event_late"})
+"""Faults that break a stream after some deltas (a whole answer is cut or answers 5xx)."""
+
+
+def _retried(met: Injected) -> bool:
+    """Whether a connector retries what this request met (were attempts left)."""
+    if met.fault in TRANSIENT:
+        return True
+    # A late break is retried unless the stream had shown text: a whole answer cannot fail
+    # "late", and a stream of only tool-call deltas had shown the user nothing.
+    return met.fault in LATE and (not met.stream or met.calls)
+
+
+def _explains(error: BaseException, met: list[Injected], stream: bool, attempts: int) -> bool:
+    """Whether what a run met (request by request, in order) explains the error it ended with."""
+    last = met[-1].fault if met else "none"
+    faults = [m.fault for m in met]
     if isinstance(error, ModelAuthError):
         return last == "401"
     if isinstance(error, ContentFilteredError):
@@ -137,18 +152,16 @@ def _explains(error: BaseException, faults: list[str], stream: bool, attempts: i
     if not isinstance(error, ModelError):
         return False
     if "gave up after" in str(error):  # the retry policy ran out: the last attempts all failed
-        # a whole answer cannot fail "late": those faults cut its body or answer 5xx instead
-        transient = TRANSIENT if stream else TRANSIENT | {"cut_stream_late", "error_event_late"}
-        tail = faults[-attempts:]
-        if len(tail) < attempts or not all(f in transient for f in tail):
+        tail = met[-attempts:]
+        if len(tail) < attempts or not all(_retried(m) for m in tail):
             return False
         if isinstance(error, EmptyResponseError):
             return last == "empty"
         if isinstance(error, MalformedResponseError):
             return last in ("bad_json", "malformed_shape")
         return True
-    # raised at once: a stream that failed after its first delta (nothing is replayed)
-    return stream and last in ("cut_stream_late", "error_event_late")
+    # raised at once: a stream that failed after showing text (nothing is replayed)
+    return stream and last in LATE and not met[-1].calls
 
 
 def check_rules(
@@ -157,7 +170,8 @@ def check_rules(
     """Assert the rules for every run; returns how many runs ended each way."""
     problems: list[str] = []
     for o in outcomes:
-        faults = server.faults_of(o.run)
+        met = server.met_by(o.run)
+        faults = [m.fault for m in met]
         where = f"run {o.run} ({'streamed' if o.stream else 'whole'}, faults {faults})"
         if o.seconds > timeout + 2.0:
             problems.append(f"{where} took {o.seconds:.1f} s, past its {timeout} s timeout")
@@ -169,7 +183,7 @@ def check_rules(
             continue
         if isinstance(o.error, ValueError | AttributeError | KeyError | IndexError | TypeError):
             problems.append(f"{where} raised a bare {o.kind}: {o.error}")
-        elif not _explains(o.error, faults, o.stream, attempts):
+        elif not _explains(o.error, met, o.stream, attempts):
             problems.append(
                 f"{where} ended with {o.kind} that its faults do not explain: {o.error}"
             )

@@ -60,6 +60,8 @@ class Injected:
     fault: str
     api: str
     stream: bool
+    calls: bool = False
+    """The scripted turn was a tool call (a stream cut late had shown only tool-call deltas)."""
 
 
 def _head(status: int, fields: dict[str, str]) -> bytes:
@@ -135,6 +137,10 @@ class FaultServer:
     def faults_of(self, run: str) -> list[str]:
         """The faults run ``run`` met, in order."""
         return [i.fault for i in self.log if i.run == run]
+
+    def met_by(self, run: str) -> list[Injected]:
+        """What run ``run`` met, request by request."""
+        return [i for i in self.log if i.run == run]
 
     async def __aenter__(self) -> FaultServer:
         # a real server takes a burst of connections; asyncio's default backlog (100) would
@@ -222,7 +228,7 @@ class FaultServer:
         turn = plan(payload)
         stream = bool(payload.get("stream"))
         n, fault = self._draw(turn.run, api)
-        self.log.append(Injected(turn.run, n, fault, api, stream))
+        self.log.append(Injected(turn.run, n, fault, api, stream, calls=turn.answer is None))
         self._arrived.set()
         http = _http_fault(fault, api, stream, turn.a)
         if http == "drop":

@@ -9,10 +9,11 @@ from fault_server import FaultServer, Injected
 from agentsdk import ContentFilteredError, ModelAuthError, ModelError
 
 
-def _server(*faults: tuple[str, str]) -> FaultServer:
+def _server(*faults: tuple[str, str], stream: bool = False, calls: bool = False) -> FaultServer:
     server = FaultServer()
     server.log = [
-        Injected(run, n, fault, "openai", False) for n, (run, fault) in enumerate(faults, 1)
+        Injected(run, n, fault, "openai", stream, calls=calls)
+        for n, (run, fault) in enumerate(faults, 1)
     ]
     return server
 
@@ -66,3 +67,32 @@ def test_each_broken_rule_is_caught(outcome: Outcome, faults: list[str], complai
     server = _server(*[("r", f) for f in faults])
     with pytest.raises(AssertionError, match=complaint):
         check_rules([outcome], server, timeout=10, attempts=4)
+
+
+LATE_FOUR = [("r", "cut_stream_late")] * 4
+GAVE_UP = ModelError("m: the server closed the stream (gave up after 4 attempts)")
+RAISED = ModelError(
+    "m: the server closed the stream after 90 bytes; the partial answer was discarded"
+)
+
+
+@pytest.mark.parametrize(
+    ("error", "faults", "calls", "explained"),
+    [
+        (RAISED, [("r", "ok"), ("r", "cut_stream_late")], False, True),  # text was shown
+        (RAISED, [("r", "cut_stream_late")], True, False),  # only tool calls: should retry
+        (GAVE_UP, LATE_FOUR, True, True),  # tool-call streams, retried until the end
+        (GAVE_UP, LATE_FOUR, False, False),  # text was shown: never retried
+    ],
+    ids=["text-shown-raised", "tool-calls-raised", "tool-calls-retried", "text-retried"],
+)
+def test_a_late_break_is_judged_by_what_the_stream_had_shown(
+    error: ModelError, faults: list[tuple[str, str]], calls: bool, explained: bool
+) -> None:
+    server = _server(*faults, stream=True, calls=calls)
+    outcome = Outcome("r", 1, 2, True, 0.5, error=error, events=["RunFailed"])
+    if explained:
+        assert check_rules([outcome], server, timeout=10, attempts=4) == {"ModelError": 1}
+    else:
+        with pytest.raises(AssertionError, match="do not explain"):
+            check_rules([outcome], server, timeout=10, attempts=4)

@@ -1,5 +1,5 @@
-"""Real ``Agent`` runs through each connector's real HTTP stack (agentsdk-openai on aiohttp,
-agentsdk-anthropic on httpx) against a server on 127.0.0.1 that injects faults: each fault
+"""Real ``Agent`` runs through each connector's real HTTP stack (``agentsdk.http`` on aiohttp,
+for agentsdk-openai and agentsdk-anthropic alike) against a server on 127.0.0.1 that injects faults: each fault
 alone with its exact outcome, then 50 runs at random, streamed and not, held to the rules of
 issue #21 (the right answer or a documented error; never an empty or wrong success; no run
 past its timeout; nothing leaked); and the stream's deadline and consumers."""
@@ -7,6 +7,7 @@ past its timeout; nothing leaked); and the stream's deadline and consumers."""
 from __future__ import annotations
 
 import gc
+import json
 import random
 import time
 from typing import Any
@@ -17,19 +18,32 @@ import pytest
 from agentsdk.events import RunFailed, RunFinished, TextDelta, ToolCallFinished
 from agentsdk_anthropic import AnthropicModel
 from agentsdk_openai import OpenAIChatModel
-from fault_runs import add, check_rules, drive, loop_errors, new_tasks, prompt, running_tasks
+from fault_runs import (
+    LATE,
+    add,
+    check_rules,
+    drive,
+    loop_errors,
+    new_tasks,
+    prompt,
+    running_tasks,
+)
 from fault_server import FaultServer
 from fault_shapes import ANTHROPIC_FAULTS, OPENAI_FAULTS, TRANSIENT
 
 from agentsdk import (
     Agent,
     ContentFilteredError,
+    Message,
     ModelAuthError,
     ModelError,
+    ModelRequest,
+    ModelResponse,
     ModelSettings,
     ResponseTruncatedError,
     RetryPolicy,
     RunTimeout,
+    StreamDelta,
 )
 
 READ_TIMEOUT = 1.5  # per read; the server's stalls last longer
@@ -37,6 +51,7 @@ RUN_TIMEOUT = 30.0
 ATTEMPTS = 4
 CONNECTORS = ["openai", "anthropic"]
 FAULTS = {"openai": OPENAI_FAULTS, "anthropic": ANTHROPIC_FAULTS}
+SHORT = ModelSettings(timeout=READ_TIMEOUT)
 
 
 def model_for(connector: str, server: FaultServer, seed: int = 0) -> Any:
@@ -72,7 +87,21 @@ RAISED = {
     "length": ResponseTruncatedError,
     "max_tokens": ResponseTruncatedError,
 }
-LATE = {"cut_stream_late", "error_event_late"}  # after a delta was shown: raised, not replayed
+
+
+async def _one_run(agent: Agent, stream: bool) -> tuple[Any, BaseException | None, list[Any]]:
+    """(output, failure, events) of one run of the scripted task (20 + 22)."""
+    events: list[Any] = []
+    try:
+        if stream:
+            async for event in agent.stream(prompt("x", 20, 22)):
+                events.append(event)
+            output = events[-1].output if isinstance(events[-1], RunFinished) else None
+        else:
+            output = (await agent.run(prompt("x", 20, 22))).output
+    except Exception as exc:
+        return None, exc, events
+    return output, None, events
 
 
 @pytest.mark.anyio
@@ -81,33 +110,74 @@ LATE = {"cut_stream_late", "error_event_late"}  # after a delta was shown: raise
 async def test_each_fault_alone_ends_as_documented(
     connector: str, fault: str, stream: bool
 ) -> None:
+    # request 1 is the turn that calls add: a stream broken late had shown only tool-call
+    # deltas, which the user never sees, so it is retried like any early break
     async with FaultServer(stall=READ_TIMEOUT + 2, weights={"ok": 1}, script={1: fault}) as server:
         model = model_for(connector, server)
-        agent = agent_for(model)
-        failure: BaseException | None = None
-        output = None
-        try:
-            if stream:
-                events = [e async for e in agent.stream(prompt("x", 20, 22))]
-                output = events[-1].output if isinstance(events[-1], RunFinished) else None
-            else:
-                output = (await agent.run(prompt("x", 20, 22))).output
-        except Exception as exc:
-            failure = exc
+        output, failure, _ = await _one_run(agent_for(model), stream)
         await model.aclose()
         assert await server.wait_until_all_closed(5.0)
     if fault in RAISED:
         assert isinstance(failure, RAISED[fault]), failure
         assert len(server.log) == 1  # not retried
-    elif fault in LATE and stream:
-        assert type(failure) is ModelError and failure.retryable, failure
-        assert "discarded" in str(failure) or "mid-stream" in str(failure)
     else:  # retried (a transient fault), tolerated (odd shapes) or fixed by the model (bad args)
         assert failure is None, f"{fault}: {failure!r}"
         assert output == "The sum is 42."
         # a call and an answer, plus the request the fault spoiled (odd shapes spoil nothing)
         assert len(server.log) == (2 if fault == "odd_shapes" else 3), server.log
         assert fault in TRANSIENT | LATE | {"odd_shapes", "bad_args"}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("fault", sorted(LATE))
+@pytest.mark.parametrize("connector", CONNECTORS)
+async def test_a_stream_broken_after_text_is_raised_not_replayed(
+    connector: str, fault: str, stream: bool
+) -> None:
+    # request 2 is the answer turn: its stream breaks after "The s" went out as text
+    async with FaultServer(weights={"ok": 1}, script={2: fault}) as server:
+        model = model_for(connector, server)
+        output, failure, events = await _one_run(agent_for(model), stream)
+        await model.aclose()
+        assert await server.wait_until_all_closed(5.0)
+    if not stream:  # a whole answer cannot break late: cut short or 5xx, retried
+        assert failure is None and output == "The sum is 42.", failure
+        assert len(server.log) == 3
+        return
+    assert type(failure) is ModelError and failure.retryable, failure
+    assert "discarded" in str(failure) or "mid-stream" in str(failure)
+    assert len(server.log) == 2  # not asked again: the text already shown would be replayed
+    shown = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert shown == "The sum is 42."[:5] and isinstance(events[-1], RunFailed)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("fault", sorted(LATE))
+@pytest.mark.parametrize("connector", CONNECTORS)
+async def test_a_tool_call_stream_broken_late_is_retried_and_shown_once(
+    connector: str, fault: str
+) -> None:
+    # straight from model.stream(), as a caller other than the loop sees it: the tool-call
+    # deltas of the broken attempt never went out, so nothing arrives twice
+    request = ModelRequest(
+        messages=[Message.user(prompt("direct", 20, 22))], tools=[add.spec()], settings=SHORT
+    )
+    async with FaultServer(weights={"ok": 1}, script={1: fault}) as server:
+        model = model_for(connector, server)
+        items = [item async for item in model.stream(request)]
+        await model.aclose()
+        assert await server.wait_until_all_closed(5.0)
+    assert server.faults_of("direct") == [fault, "ok"]  # broken once, then asked again
+    *deltas, final = items
+    assert isinstance(final, ModelResponse) and all(isinstance(d, StreamDelta) for d in deltas)
+    (call,) = final.tool_calls
+    assert call.name == "add" and call.arguments == {"a": 20, "b": 22}
+    starts = [d for d in deltas if d.tool_name]
+    assert [(d.tool_call_index, d.tool_name) for d in starts] == [(0, "add")]
+    arguments = "".join(d.arguments_delta for d in deltas if d.tool_call_index == 0)
+    assert json.loads(arguments) == {"a": 20, "b": 22}
+    assert not any(d.text for d in deltas)
 
 
 # -- fifty runs at random ------------------------------------------------------------------

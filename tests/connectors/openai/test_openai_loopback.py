@@ -20,9 +20,9 @@ from typing import Any
 
 import anyio
 import pytest
+from agentsdk.http import tls_context
 from agentsdk.tools import ToolSpec
 from agentsdk_openai import OpenAIChatModel, RetryPolicy
-from agentsdk_openai._http import tls_context
 from loopback_server import (
     LoopbackServer,
     RecordedRequest,

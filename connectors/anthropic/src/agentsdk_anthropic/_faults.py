@@ -1,13 +1,12 @@
-"""What a model fault looks like to the user: plain words for network failures, the field
-named for an answer that cannot be read, and the one rule every response obeys (a usable
-turn, or the documented error)."""
+"""What a model fault looks like to the user: the field named for an answer that cannot be
+read, and the one rule every response obeys (a usable turn, or the documented error).
+Network failures arrive in plain words from ``agentsdk.http``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import httpx
 from pydantic import ValidationError
 
 from agentsdk import (
@@ -21,29 +20,6 @@ from agentsdk import (
 )
 
 _T = TypeVar("_T")
-
-NETWORK_ERRORS = (httpx.TransportError, httpx.DecodingError)
-"""What httpx raises when a request or its answer does not get through."""
-
-
-def network_failure(exc: Exception, timeout: httpx.Timeout, *, answered: bool) -> str:
-    """What went wrong on the wire, in plain words (never httpx's own exception text)."""
-    if isinstance(exc, httpx.ConnectTimeout):
-        return f"could not connect within {timeout.connect or 0:g} s"
-    if isinstance(exc, httpx.PoolTimeout):
-        return f"no free pooled connection within {timeout.pool or 0:g} s"
-    if isinstance(exc, httpx.TimeoutException):
-        seconds = f"{timeout.read:g} s" if timeout.read is not None else "the read timeout"
-        if answered:
-            return f"no data from the server for {seconds} (the read timeout)"
-        return f"no answer from the server within {seconds} (the read timeout)"
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect to the server ({exc or 'refused'})"
-    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-        if answered:
-            return "the server closed the connection before the body was complete"
-        return "the server closed the connection without answering"
-    return f"the connection failed ({type(exc).__name__}: {exc or 'no detail'})"
 
 
 def _field(location: tuple[int | str, ...]) -> str:

@@ -1,4 +1,4 @@
-"""AnthropicModel: the agentsdk Model protocol over the Messages API, on one pooled httpx client."""
+"""AnthropicModel: the agentsdk Model protocol over the Messages API, on ``agentsdk.http``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TypeVar
+from http import HTTPStatus
+from typing import TYPE_CHECKING, TypeVar
 
-import anyio
-import anyio.lowlevel
-import httpx
+from agentsdk.http import CannotSend, HttpClient, Reply, TransportFailure
 from agentsdk.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from pydantic import SecretStr, ValidationError
 from pydantic_core import to_json
@@ -25,9 +24,12 @@ from agentsdk import (
 )
 
 from ._convert import build_wire_request, output_tool_name, request_body, response_from_wire
-from ._faults import NETWORK_ERRORS, checked, from_validation, guarded, network_failure
+from ._faults import checked, from_validation, guarded
 from ._stream import TRANSIENT_ERROR_TYPES, StreamAssembler, iter_sse
 from ._wire import WireErrorBody, WireResponse
+
+if TYPE_CHECKING:
+    import httpx
 
 logger = logging.getLogger("agentsdk_anthropic")
 
@@ -70,8 +72,10 @@ class AnthropicModel:
         headers: extra HTTP headers, e.g. ``{"anthropic-beta": "..."}``.
         retry: backoff policy for 429, 5xx, 529, connect errors and read timeouts
             (tests give it a fake ``sleep``, ``clock`` and ``rng``).
-        timeout: default request timeout in seconds (ModelSettings.timeout overrides it).
-        transport: an httpx transport (tests pass ``httpx.MockTransport``).
+        timeout: default read timeout in seconds: how long the server may stay silent
+            (ModelSettings.timeout overrides it; connecting is bounded by 10 s).
+        transport: an httpx transport (tests pass ``httpx.MockTransport``); without one the
+            connector talks aiohttp directly, one pool per event loop (``agentsdk.http``).
     """
 
     def __init__(
@@ -101,48 +105,23 @@ class AnthropicModel:
             short = model.startswith(_SHORT_OUTPUT_PREFIXES)
             default_max_tokens = 4096 if short else DEFAULT_MAX_TOKENS
         self.default_max_tokens = default_max_tokens
-        self._extra_headers = dict(headers or {})
+        self._headers = {
+            "anthropic-version": API_VERSION,
+            "content-type": "application/json",
+            **dict(headers or {}),
+        }
         self.retry = retry or RetryPolicy()
         self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        self._url = f"{self.base_url}/v1/messages"
         self._api_key = SecretStr(key)
-        self._timeout = _timeouts(timeout)
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-        self._client_loop: anyio.lowlevel.EventLoopToken | None = None
+        self._client = HttpClient(timeout, transport=transport)
 
     def __repr__(self) -> str:
         return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
 
     async def aclose(self) -> None:
         """Close the pooled connections (idempotent; a later request opens a new pool)."""
-        client, loop = self._client, self._client_loop
-        self._client, self._client_loop = None, None
-        # a pool opened by an earlier, finished event loop cannot be closed from this one
-        if client is not None and loop == anyio.lowlevel.current_token():
-            await client.aclose()
-
-    def _http(self) -> httpx.AsyncClient:
-        """The pooled client of the running event loop.
-
-        Pooled connections belong to the loop that opened them, so a second ``anyio.run`` /
-        ``Agent.run_sync`` with the same model gets a fresh pool instead of dead sockets.
-        """
-        loop = anyio.lowlevel.current_token()
-        if self._client is None or self._client_loop != loop:
-            self._client = httpx.AsyncClient(
-                limits=_LIMITS,
-                base_url=self.base_url,
-                transport=self._transport,
-                timeout=self._timeout,
-                headers={
-                    "anthropic-version": API_VERSION,
-                    "content-type": "application/json",
-                    **self._extra_headers,
-                    "x-api-key": self._api_key.get_secret_value(),
-                },
-            )
-            self._client_loop = loop
-        return self._client
+        await self._client.aclose()
 
     async def __aenter__(self) -> AnthropicModel:
         return self
@@ -158,24 +137,24 @@ class AnthropicModel:
         output_tool = output_tool_name(request)
 
         async def once() -> ModelResponse:
-            response = await self._post(body, request.settings.timeout, read_body=True)
-            return self._message(response, request, output_tool)
+            reply = await self._post(body, request.settings.timeout, stream=False)
+            return self._message(reply, request, output_tool)
 
         return await self._retrying(once)
 
     def _message(
-        self, response: httpx.Response, request: ModelRequest, output_tool: str | None
+        self, reply: Reply, request: ModelRequest, output_tool: str | None
     ) -> ModelResponse:
         """The checked turn of a whole Message body."""
         try:
-            wire = WireResponse.model_validate_json(response.content)
+            wire = WireResponse.model_validate_json(reply.body)
         except ValidationError as exc:
             error = from_validation(self.name, exc)
             if error.field == "body":
-                error.args = (f"{error}: {response.text[:200]!r}",)
+                error.args = (f"{error}: {reply.text[:200]!r}",)
             raise error from None
         if wire.type == "error":  # some gateways send an error body with status 200
-            raise self._status_error(response)
+            raise self._status_error(reply)
         parsed = guarded(
             self.name,
             lambda: response_from_wire(wire, model_name=self.name, output_tool=output_tool),
@@ -185,58 +164,60 @@ class AnthropicModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
         """Stream deltas as they arrive; the last item is the assembled ModelResponse.
 
-        Everything before the first delta (the 200, ``message_start``, an early ``error``
-        event, a break-off) is retried like a 5xx: nothing was shown yet.
+        Everything before the first text delta (the 200, ``message_start``, tool-call deltas,
+        an ``error`` event, a break-off) is retried like a 5xx: nothing was shown yet. The
+        tool-call deltas of a turn without text come just before its ModelResponse.
         """
         body = self._body(request, stream=True)
         output_tool = output_tool_name(request)
 
         async def once() -> _OpenStream:
-            response = await self._post(body, request.settings.timeout, read_body=False)
-            if "json" in response.headers.get("content-type", ""):  # a body, not events
-                try:
-                    await response.aread()
-                except NETWORK_ERRORS as exc:
-                    raise self._network(exc, answered=True) from None
-                finally:
-                    await response.aclose()
-                if not _is_message(response.content):
-                    raise self._status_error(response)
-                # A gateway that ignored "stream": the whole message in one body.
-                whole = _OpenStream(
-                    response, StreamAssembler(model_name=self.name, output_tool=output_tool)
-                )
-                whole.done = self._message(response, request, output_tool)
-                return whole
+            reply = await self._post(body, request.settings.timeout, stream=True)
             opened = _OpenStream(
-                response, StreamAssembler(model_name=self.name, output_tool=output_tool)
+                reply, StreamAssembler(model_name=self.name, output_tool=output_tool)
             )
             try:
-                held: list[StreamDelta] = []
+                if "json" in reply.headers.get("content-type", ""):  # a body, not events
+                    opened.done = await self._whole(opened, request, output_tool)
+                    return opened
                 while (deltas := await self._next(opened)) is not None:
-                    held += deltas
-                    if any(d.text.strip() or d.tool_name or d.arguments_delta for d in deltas):
-                        opened.first = held  # whitespace alone shows nothing: held back
+                    opened.held += deltas
+                    # Only text reaches the user (the loop shows no tool-call deltas): until
+                    # some arrives, a break-off is retried, and the deltas wait here.
+                    if any(d.text.strip() for d in deltas):
+                        opened.shown = True
                         return opened
                 opened.done = self._finished(opened, request)  # an empty turn is retried too
                 return opened
             finally:
-                if opened.first is None:
+                if not opened.shown:
                     await opened.aclose()
 
         opened = await self._retrying(once)
-        if opened.done is not None:
-            yield opened.done
-            return
         try:
-            for delta in opened.first or ():
+            for delta in opened.held:
                 yield delta
-            while (deltas := await self._next(opened)) is not None:
-                for delta in deltas:
-                    yield delta
+            if opened.done is None:
+                while (deltas := await self._next(opened)) is not None:
+                    for delta in deltas:
+                        yield delta
         finally:
             await opened.aclose()
-        yield self._finished(opened, request)
+        yield opened.done if opened.done is not None else self._finished(opened, request)
+
+    async def _whole(
+        self, opened: _OpenStream, request: ModelRequest, output_tool: str | None
+    ) -> ModelResponse:
+        """A gateway that ignored "stream" (or an error body): the whole message in one body."""
+        reply = opened.reply
+        try:
+            text = "\n".join([line async for line in reply.lines()])
+        except TransportFailure as exc:
+            raise self._network(exc) from None
+        whole = Reply(reply.status, reply.headers, text.encode())
+        if not _is_message(whole.body):
+            raise self._status_error(whole)
+        return self._message(whole, request, output_tool)
 
     async def _next(self, opened: _OpenStream) -> list[StreamDelta] | None:
         """The deltas of the next event; None once ``message_stop`` arrived."""
@@ -246,7 +227,7 @@ class AnthropicModel:
                 sse = await anext(opened.events)
             except StopAsyncIteration:
                 raise self._broken(opened, None) from None
-            except NETWORK_ERRORS as exc:
+            except TransportFailure as exc:
                 raise self._broken(opened, exc) from None
             if not sse.data:
                 continue
@@ -262,11 +243,10 @@ class AnthropicModel:
         parsed = guarded(self.name, assembler.response)
         return checked(parsed, stop_reason=assembler.stop_reason, settings=request.settings)
 
-    def _broken(self, opened: _OpenStream, exc: Exception | None) -> ModelError:
+    def _broken(self, opened: _OpenStream, failure: TransportFailure | None) -> ModelError:
         """A stream that ended (or went silent) before ``message_stop``, in plain words."""
-        got = opened.received[0]
-        if isinstance(exc, httpx.TimeoutException):
-            failure = network_failure(exc, opened.timeout, answered=True)
+        got = opened.reply.received
+        if failure is not None and failure.timed_out:
             what = f"{failure} after {got} bytes of the stream"
         else:
             what = f"the server closed the stream after {got} bytes before message_stop"
@@ -291,35 +271,30 @@ class AnthropicModel:
             model_name=self.name,
         )
 
-    def _status_error(self, response: httpx.Response) -> ModelError:
-        status = response.status_code
+    def _status_error(self, reply: Reply) -> ModelError:
+        status = reply.status
         error_type, error_code = "", None
         try:
-            body = WireErrorBody.model_validate_json(response.content)
+            body = WireErrorBody.model_validate_json(reply.body)
             error_type = body.error.type
             error_code = body.error.details.error_code if body.error.details else None
             detail = f"{error_type}: {body.error.message}"
             if body.request_id:
                 detail += f" (request_id {body.request_id})"
         except ValidationError:
-            detail = response.text[:300] or response.reason_phrase
+            detail = reply.text[:300] or _phrase(status)
         message = f"{self.name}: HTTP {status} {detail}"
         if status in (401, 403) or error_type in AUTH_ERROR_TYPES:
             return ModelAuthError(message, status_code=status, model_name=self.name)
-        retryable = status in RETRYABLE_STATUS or (
-            status == 200 and error_type in TRANSIENT_ERROR_TYPES
-        )
+        retryable = status in RETRYABLE_STATUS or (reply.ok and error_type in TRANSIENT_ERROR_TYPES)
         if error_code in SPEND_LIMIT_CODES:
             # a spend cap lifts at the next billing period, not after a backoff
             retryable = False
             message += " (spend limit reached: retrying will not help)"
         return ModelError(message, retryable=retryable, status_code=status, model_name=self.name)
 
-    def _network(
-        self, exc: Exception, *, answered: bool, timeout: httpx.Timeout | None = None
-    ) -> ModelError:
-        problem = network_failure(exc, timeout or self._timeout, answered=answered)
-        return self._error(f"{problem} ({self.base_url})", retryable=True)
+    def _network(self, failure: TransportFailure) -> ModelError:
+        return self._error(f"{failure} ({self.base_url})", retryable=True)
 
     async def _retrying(self, once: Callable[[], Awaitable[_T]]) -> _T:
         """``once()`` until it succeeds, a non-retryable error, or the policy gives up."""
@@ -332,6 +307,11 @@ class AnthropicModel:
                 return await once()
             except _Retry as failed:
                 error, retry_after = failed.error, failed.retry_after
+                if failed.dropped and attempt == 1 < retry.max_attempts:
+                    # Most likely a pooled connection the server had just closed: a fresh
+                    # one fixes it, so no backoff and no warning (later drops back off).
+                    logger.info("%s; retrying at once on a new connection", error)
+                    continue
             except ModelError as exc:
                 if not exc.retryable:
                     raise
@@ -358,55 +338,30 @@ class AnthropicModel:
             )
             await retry.sleep(delay)
 
-    async def _post(
-        self, content: bytes, timeout: float | None, *, read_body: bool
-    ) -> httpx.Response:
-        """One POST: a 200 response (body read, or open for streaming), or ``_Retry`` /
+    async def _post(self, content: bytes, timeout: float | None, *, stream: bool) -> Reply:
+        """One POST: a 2xx reply (read whole, or open for streaming), or ``_Retry`` /
         ``ModelError``."""
-        per_request = self._timeout if timeout is None else _timeouts(timeout)
-        client = self._http()
-        request = client.build_request("POST", "/v1/messages", content=content, timeout=per_request)
-        answered = False
+        headers = {**self._headers, "x-api-key": self._api_key.get_secret_value()}
         try:
-            response = await client.send(request, stream=True)
-            answered = True
-            if response.status_code == 200 and not read_body:
-                return response
-            try:
-                await response.aread()
-            finally:
-                await response.aclose()
-        except NETWORK_ERRORS as exc:
-            problem = network_failure(exc, per_request, answered=answered)
-            if answered and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-                length = response.headers.get("content-length")
-                of = f" of {length}" if length and length.isdigit() else ""
-                problem = (
-                    f"the server closed the connection after {response.num_bytes_downloaded}"
-                    f"{of} bytes of the body"
-                )
-            raise _Retry(self._error(f"{problem} ({self.base_url})", retryable=True)) from None
-        if response.status_code == 200:
-            return response
-        error = self._status_error(response)
+            reply = await self._client.post(self._url, content, headers, timeout, stream)
+        except CannotSend as exc:
+            raise self._error(f"cannot send the request to {self.base_url!r}: {exc}") from None
+        except TransportFailure as exc:  # connect/read/write errors and timeouts
+            raise _Retry(self._network(exc), dropped=exc.dropped) from None
+        if reply.ok:
+            return reply
+        error = self._status_error(reply)
         if not error.retryable:
             raise error
-        retry_after = parse_retry_after(response.headers.get("retry-after"), now=self.retry.clock())
+        retry_after = parse_retry_after(reply.headers.get("retry-after"), now=self.retry.clock())
         raise _Retry(error, retry_after=retry_after)
 
 
-MAX_CONNECTIONS = 100
-# Keep every pooled connection alive (httpx keeps 20 by default): under load the other 80
-# would be closed on release and opened again for the next request.
-_LIMITS = httpx.Limits(max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS)
-
-
-def _timeouts(seconds: float) -> httpx.Timeout:
-    """A bound on each read (and on connecting, at most 10 s). No bound on waiting for a free
-    pooled connection: that is our own queue, not the server being slow, and the run's own
-    timeout covers it (a pool timeout as short as a read timeout turned a burst of 500 runs
-    into retries that never reached the server)."""
-    return httpx.Timeout(seconds, connect=min(seconds, 10.0), pool=None)
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "no reason given"
 
 
 def _is_message(content: bytes) -> bool:
@@ -420,37 +375,34 @@ def _is_message(content: bytes) -> bool:
 class _Retry(Exception):
     """One attempt failed in a way worth another; ``error`` is raised when none is left."""
 
-    def __init__(self, error: ModelError, *, retry_after: float | None = None):
+    def __init__(
+        self, error: ModelError, *, retry_after: float | None = None, dropped: bool = False
+    ):
         super().__init__(str(error))
         self.error = error
         self.retry_after = retry_after
+        self.dropped = dropped
 
 
 class _OpenStream:
-    """A streamed response being read: its events, the assembler, the first deltas."""
+    """A streamed reply being read: its events, the assembler, the deltas held so far."""
 
-    def __init__(self, response: httpx.Response, assembler: StreamAssembler) -> None:
-        self.response = response
+    def __init__(self, reply: Reply, assembler: StreamAssembler) -> None:
+        self.reply = reply
         self.assembler = assembler
-        self.first: list[StreamDelta] | None = None
+        self.held: list[StreamDelta] = []
+        """Deltas read before any text: given out once the attempt can no longer be retried."""
+        self.shown = False
+        """True once text arrived: from then on a failure is raised, never retried."""
         self.done: ModelResponse | None = None
-        """Set when the whole stream ended before any delta (nothing to show but the turn)."""
-        self.received = [0]
-        timeout = response.request.extensions.get("timeout", {})
-        self.timeout = httpx.Timeout(None, read=timeout.get("read"))
-        self.events = iter_sse(_counted_lines(response, self.received))
+        """Set when the whole stream was read before any text (nothing to show but the turn)."""
+        self.events = iter_sse(reply.lines())
 
     async def aclose(self) -> None:
         try:
             await self.events.aclose()
         finally:
-            await self.response.aclose()
-
-
-async def _counted_lines(response: httpx.Response, received: list[int]) -> AsyncIterator[str]:
-    async for line in response.aiter_lines():
-        received[0] += len(line.encode()) + 1  # its line ending, near enough
-        yield line
+            await self.reply.aclose()
 
 
 def _strip(error: ModelError, name: str) -> str:

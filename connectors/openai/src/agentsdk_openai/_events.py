@@ -7,11 +7,11 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from agentsdk.http import Reply, TransportFailure
 from agentsdk.retry import RETRYABLE_STATUS
 
 from agentsdk import MalformedResponseError, ModelError, ModelResponse, StreamDelta
 
-from ._http import Reply, TransportFailure
 from ._wire import dumps
 
 if TYPE_CHECKING:  # the assembler (in _response) reads events with the functions below
@@ -61,10 +61,13 @@ class OpenStream:
 
     reply: Reply
     assembler: StreamAssembler
-    first: list[StreamDelta] | None = None
-    """The deltas of the first event that had any (the stream is then handed to the caller)."""
+    held: list[StreamDelta] = field(default_factory=list)
+    """Deltas read before any text: given out once the attempt can no longer be retried."""
+    shown: bool = False
+    """True once text arrived (the stream is then handed to the caller): from then on a
+    failure is raised, never retried."""
     response: ModelResponse | None = None
-    """Set when the whole stream ended before any delta (nothing to show but the turn)."""
+    """Set when the whole stream was read before any text (nothing to show but the turn)."""
     payloads: AsyncGenerator[str] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-import httpx
+from agentsdk.http import CannotSend, HttpClient, Reply, TransportFailure
 from agentsdk.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
 from agentsdk.tools import ToolSpec
 
@@ -27,7 +26,6 @@ from agentsdk import (
 )
 
 from ._events import OpenStream, broken_stream, decode_event, error_event
-from ._http import AiohttpBackend, Backend, CannotSend, HttpxBackend, Reply, TransportFailure
 from ._response import (
     Completion,
     ReadCalls,
@@ -41,6 +39,9 @@ from ._wire import MessageEncoder, dumps
 from .profiles import EngineProfile, engine_profile
 from .prompted import render_tool_calls, tool_prompt
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = ["OpenAIChatModel"]
 
 logger = logging.getLogger("agentsdk_openai")
@@ -53,8 +54,8 @@ _SCHEMA_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 class OpenAIChatModel:
     """A model behind any OpenAI-compatible ``/chat/completions`` endpoint.
 
-    One pool of connections per model and event loop (aiohttp, or httpx over
-    ``transport=``); the message history is encoded
+    One pool of connections per model and event loop (``agentsdk.http``: aiohttp, or
+    httpx over ``transport=``); the message history is encoded
     incrementally (each message once). Use ``connect("vllm:...")`` for the usual
     engines, or build one directly::
 
@@ -90,10 +91,8 @@ class OpenAIChatModel:
         self.retry = retry or RetryPolicy()
         # A key read from a file often ends in a newline, which no HTTP header may carry.
         self._api_key = api_key.strip() if api_key else api_key
-        self._transport = transport
         self._headers = {"Content-Type": "application/json", **(headers or {})}
-        self._backend: Backend | None = None
-        self._backend_loop: asyncio.AbstractEventLoop | None = None
+        self._client = HttpClient(timeout, transport=transport)
         self._prompted = not self.profile.native_tool_calls
         self._encoder = MessageEncoder(
             self.profile, tool_calls_as_text=render_tool_calls if self._prompted else None
@@ -176,9 +175,10 @@ class OpenAIChatModel:
         self, request: ModelRequest, body: bytes, *, read_calls: ReadCalls | None = None
     ) -> AsyncIterator[StreamDelta | ModelResponse]:
         """POST ``body`` (``stream: true``): deltas, then the checked turn. Everything up to
-        the first delta is retried like a 5xx (nothing was shown yet); after it, a failure is
-        raised. With ``read_calls``, text that starts like a call is held back and the calls
-        read from it come as deltas at the end."""
+        the first text delta is retried like a 5xx (nothing was shown yet; tool-call deltas
+        are held until then, or until the turn is complete); after it, a failure is raised.
+        With ``read_calls``, text that starts like a call is held back and the calls read
+        from it come as deltas at the end."""
 
         async def once() -> OpenStream:
             reply = await self._post(body, request.settings.timeout, stream=True)
@@ -188,29 +188,31 @@ class OpenAIChatModel:
                     # A server (or proxy) that ignored "stream": the whole answer in one body.
                     opened.response = await self._whole(opened, request, read_calls)
                     return opened
-                held: list[StreamDelta] = []
                 while (deltas := await self._next(opened)) is not None:
-                    held += deltas
-                    if any(d.text.strip() or d.tool_name or d.arguments_delta for d in deltas):
-                        opened.first = held  # whitespace alone shows nothing: held back
+                    opened.held += deltas
+                    # Only text reaches the user (the loop shows no tool-call deltas): until
+                    # some arrives, a break-off is retried, and the deltas wait here.
+                    if any(d.text.strip() for d in deltas):
+                        opened.shown = True
                         return opened
                 opened.response = self._finished(opened, request)
                 return opened
             finally:
-                if opened.first is None:
+                if not opened.shown:
                     await opened.aclose()
 
         opened = await self._retrying(once)
-        response = opened.response
-        if response is None:
-            try:
-                for delta in opened.first or ():
-                    yield delta
+        try:
+            for delta in opened.held:
+                yield delta
+            if opened.response is None:
                 while (deltas := await self._next(opened)) is not None:
                     for delta in deltas:
                         yield delta
-            finally:
-                await opened.aclose()
+        finally:
+            await opened.aclose()
+        response = opened.response
+        if response is None:
             response = self._finished(opened, request)
         if read_calls is not None:
             for index, call in enumerate(response.tool_calls):
@@ -271,14 +273,8 @@ class OpenAIChatModel:
         return _UnparsedToolOutput(message, model_name=self.name)
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool."""
-        backend, self._backend = self._backend, None
-        if backend is None:
-            return
-        if self._backend_loop is _running_loop():
-            await backend.aclose()
-        else:
-            backend.abandon()
+        """Close the HTTP connection pool (the model stays usable: it opens a new one)."""
+        await self._client.aclose()
 
     async def __aenter__(self) -> OpenAIChatModel:
         return self
@@ -379,22 +375,11 @@ class OpenAIChatModel:
         return (head + "," + dumps(fields)[1:]).encode("utf-8")
 
     # -- transport ----------------------------------------------------------------------
-    # aiohttp directly by default (see _http.py for why and what it measured); an httpx
-    # client when the caller hands over a transport (MockTransport in tests, HTTP/2...).
+    # agentsdk.http: aiohttp directly by default, an httpx client when the caller hands over
+    # a transport (MockTransport in tests, HTTP/2...); a pool per event loop.
 
-    def _http(self) -> Backend:
-        loop = _running_loop()
-        if self._backend is None or self._backend_loop is not loop:
-            # A pool's connections belong to one event loop (run_sync starts a new one).
-            if self._backend is not None:
-                self._backend.abandon()
-            self._backend = (
-                HttpxBackend(self._transport, self.timeout)
-                if self._transport is not None
-                else AiohttpBackend(self.timeout)
-            )
-            self._backend_loop = loop
-        return self._backend
+    def _http(self) -> HttpClient:
+        return self._client
 
     async def _retrying(self, once: Callable[[], Awaitable[_T]]) -> _T:
         """``once()`` until it succeeds, a non-retryable error, or the policy gives up."""
@@ -499,13 +484,6 @@ class _Retry(Exception):
 def _call_delta(index: int, call: ToolCallPart) -> StreamDelta:
     arguments = call.raw_arguments if call.raw_arguments is not None else dumps(call.arguments)
     return StreamDelta(tool_call_index=index, tool_name=call.name, arguments_delta=arguments)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _tools_offered(request: ModelRequest) -> bool:

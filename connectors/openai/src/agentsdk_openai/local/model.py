@@ -13,11 +13,11 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
+from agentsdk.http import CannotSend, TransportFailure
 from agentsdk.tools import ToolSpec
 
 from agentsdk import ModelError, ModelRequest, ModelResponse, StreamDelta, TextPart, ToolCallPart
 
-from .._http import CannotSend, TransportFailure
 from .._response import Completion
 from .._wire import dumps
 from ..model import OpenAIChatModel, _server_message
