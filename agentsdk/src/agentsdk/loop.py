@@ -198,6 +198,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
     profile = _profile(cfg.model)
     budget = p.budget
     usages = p.usages
+    run_id, max_chars, artifacts = cfg.run_id, cfg.max_tool_output_chars, cfg.artifacts
     arg_failures = p.arg_failures
     first = next((m.text for m in reversed(messages) if m.role == "user"), "")
     yield RunStarted(
@@ -330,15 +331,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
                 arg_failures.pop(call.name, None)
             attached = sum(isinstance(p, ImagePart) for p in trailing) if trailing else 0
             tool_result, images, shown, events = route_outcome(
-                cfg.run_id,
-                cfg.max_tool_output_chars,
-                cfg.artifacts,
-                profile,
-                budget,
-                call,
-                outcome,
-                turn,
-                attached,
+                run_id, max_chars, artifacts, profile, budget, call, outcome, turn, attached
             )
             for event in events:
                 yield event

@@ -85,7 +85,7 @@ class LoopGuard:
         """This turn's outcomes, with repeats that made no progress turned into errors
         that say so, and repeated errors pointed out."""
         signatures = [_signature(c) for c in calls]
-        texts = [o.text for o in outcomes]
+        texts = [_fingerprint(o.text) for o in outcomes]  # what the guard remembers
         repeats = [
             self._previous.get(sig) == text for sig, text in zip(signatures, texts, strict=True)
         ]
@@ -122,9 +122,9 @@ class LoopGuard:
                 )
                 outcome = ToolOutcome([*outcome.parts, note], is_error=True, kind=outcome.kind)
             out.append(outcome)
-        for call, original in zip(calls, outcomes, strict=True):
+        for call, original, text in zip(calls, outcomes, texts, strict=True):
             if original.is_error:
-                self._errors[call.name] = original.text
+                self._errors[call.name] = text
             else:
                 self._errors.pop(call.name, None)
         this_turn = dict(zip(signatures, texts, strict=True))
