@@ -13,7 +13,9 @@ README = Path(__file__).resolve().parents[3] / "agentsdk" / "README.md"
 
 def blocks() -> list[str]:
     text = README.read_text()
-    section = text.split("<!-- for-top-level-readme:begin", 1)[1].split("<!-- for-top-level-readme:end", 1)[0]
+    section = text.split("<!-- for-top-level-readme:begin", 1)[1].split(
+        "<!-- for-top-level-readme:end", 1
+    )[0]
     return re.findall(r"```python\n(.*?)```", section, re.DOTALL)
 
 
