@@ -13,6 +13,7 @@ with or without ``trace=``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -67,37 +68,47 @@ _SECRET_PAIRS = frozenset(
 )
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
+# (pattern, lowercase substrings one of which any match contains): a pattern only
+# runs on text that has a trigger, so ordinary text costs a few substring checks.
 _SECRET_TEXT = [
     # API keys of OpenAI (sk-..., sk-proj-...) and Anthropic (sk-ant-api03-...)
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}"),
-    # AWS access key ids, and a secret access key written next to its name
-    re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{20,}"), ("sk-",)),
+    # AWS access key ids
+    (re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"), ("akia", "asia", "abia", "acca")),
     # GitHub tokens (classic and fine-grained)
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}\b"), ("github_pat_",)),
     # Slack, Google API, Hugging Face tokens
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), ("xox",)),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), ("aiza",)),
+    (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), ("hf_",)),
     # JSON web tokens
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), ("eyj",)),
     # PEM private keys
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
+    (
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
+        ("private key-----",),
+    ),
 ]
 # Replace only a group, keeping the words around the secret readable.
 _SECRET_GROUPS = [
-    re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=\-]{8,})"),
-    re.compile(r"(?i)(\bauthorization\s*[:=]\s*basic\s+)(\S+)"),
+    (re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=\-]{8,})"), ("bearer",)),
+    (re.compile(r"(?i)(\bauthorization\s*[:=]\s*basic\s+)(\S+)"), ("basic",)),
     # user:password@ in a URL
-    re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]+)(?=@)"),
+    (re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]+)(?=@)"), ("://",)),
     # password=..., api_key: ..., aws_secret_access_key = ... in text, code and query strings
-    re.compile(
-        r"(?i)((?<![A-Za-z])(?:password|passwd|secret|api[_\-]?key|access[_\-]?key|"
-        r"secret[_\-]?access[_\-]?key|auth[_\-]?token|access[_\-]?token|token)"
-        r"[\"']?\s*[:=]\s*[\"']?)([^\s\"'&,;]{3,})"
+    (
+        re.compile(
+            r"(?i)((?<![A-Za-z])(?:password|passwd|secret|api[_\-]?key|access[_\-]?key|"
+            r"secret[_\-]?access[_\-]?key|auth[_\-]?token|access[_\-]?token|token)"
+            r"[\"']?\s*[:=]\s*[\"']?)([^\s\"'&,;]{3,})"
+        ),
+        ("pass", "secret", "key", "token"),
     ),
 ]
-
+_TRIGGER = re.compile(
+    "|".join(re.escape(t) for _, ts in (*_SECRET_TEXT, *_SECRET_GROUPS) for t in ts), re.I
+)
 
 _SECRET_ENV_NAMES: set[str] = set()
 _SECRET_LITERALS: set[str] = set()
@@ -111,6 +122,11 @@ def redact(*secrets: str, env: Iterable[str] = ()) -> None:
     _SECRET_ENV_NAMES.update(env)
 
 
+def _keep_prefix(match: re.Match[str]) -> str:
+    return match.group(1) + REDACTED
+
+
+@functools.lru_cache(maxsize=4096)
 def secret_key(key: str) -> bool:
     """True when a mapping key names a secret (``api_key``, ``Authorization``,
     ``auth_token``), and not for counts or ids (``input_tokens``, ``token_id``)."""
@@ -148,10 +164,15 @@ class Redactor:
         for secret in self._literals:
             if secret in value:
                 value = value.replace(secret, REDACTED)
-        for pattern in _SECRET_TEXT:
-            value = pattern.sub(REDACTED, value)
-        for pattern in _SECRET_GROUPS:
-            value = pattern.sub(lambda m: m.group(1) + REDACTED, value)
+        if len(value) < 6 or not _TRIGGER.search(value):
+            return value  # the common case: one scan, nothing that looks like a secret
+        low = value.lower()
+        for pattern, triggers in _SECRET_TEXT:
+            if any(t in low for t in triggers):
+                value = pattern.sub(REDACTED, value)
+        for pattern, triggers in _SECRET_GROUPS:
+            if any(t in low for t in triggers):
+                value = pattern.sub(_keep_prefix, value)
         return value
 
     def data(self, value: Any, *, hide: bool = False) -> Any:
