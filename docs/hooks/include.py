@@ -3,7 +3,8 @@ benchmarks) without copying their prose.
 
 A docs page says ``<!-- include: tools/blender/README.md -->`` on a line of its own
 and gets that file's text there; ``<!-- include-code: examples/x.py -->`` gets the
-file as a Python code block. Links inside an included file are rewritten so the
+file as a Python code block; ``<!-- include-examples: examples -->`` a section with
+the source of every Python file of that folder. Links inside an included file are rewritten so the
 site stays whole: to another included file, a link to its page; to an image, a
 link to a copy of it in the site; to any other file of the repository, its path
 as text (the site has no page for it). The docs tests use ``expand`` too, so what
@@ -76,9 +77,21 @@ def _rewrite_links(
     return "".join(out), images
 
 
+EXAMPLES = re.compile(r"^<!--\s*include-examples:\s*(\S+)\s*-->[ \t]*$", re.M)
+
+
+def _examples(folder: str) -> str:
+    """A section per Python file of ``folder``, each with its source included."""
+    return "\n\n".join(
+        f"## `{path.name}`\n\n<!-- include-code: {folder}/{path.name} -->"
+        for path in sorted((ROOT / folder).glob("*.py"))
+    )
+
+
 def expand(markdown: str, page_uri: str, pages: dict[str, str]) -> tuple[str, list[str]]:
     """The page's markdown with its includes filled in; and the images they use."""
     images: list[str] = []
+    markdown = EXAMPLES.sub(lambda m: _examples(m.group(1)), markdown)
 
     def fill(match: re.Match[str]) -> str:
         code, source = match.group(1), match.group(2)

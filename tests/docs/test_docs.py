@@ -200,11 +200,11 @@ def test_blocks_of_the_included_member_pages_parse_and_import_what_exists() -> N
 
 
 def test_examples_are_all_shown_and_each_is_run_by_a_test() -> None:
-    page = (DOCS / "examples.md").read_text(encoding="utf-8")
+    page, _ = hook().expand((DOCS / "examples.md").read_text(encoding="utf-8"), "examples.md", {})
     tests = "\n".join(p.read_text(errors="replace") for p in (ROOT / "tests").rglob("test_*.py")
                       if "node_modules" not in p.parts and ".venv" not in p.parts)  # fmt: skip
     for example in sorted((ROOT / "examples").glob("*.py")):
-        assert f"<!-- include-code: examples/{example.name} -->" in page, example.name
+        assert f'```python title="examples/{example.name}"' in page, example.name
         assert example.name in tests, f"no test runs examples/{example.name}"
 
 
