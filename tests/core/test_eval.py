@@ -96,6 +96,22 @@ async def test_a_crashing_engine_fails_its_rollout_and_the_eval_goes_on(tmp_path
     )
 
 
+async def test_a_model_that_raises_ends_its_rollout_not_the_eval(tmp_path: Path) -> None:
+    def flaky(request: ModelRequest) -> ToolCallPart | str:
+        if "3 marks" in request.messages[1].text:
+            raise KeyError("choices")  # e.g. a connector reading a reply it did not expect
+        made = sum(1 for m in request.messages if m.role == "tool")
+        wanted = int(request.messages[1].text.split()[2])
+        return ToolCallPart(name="mark", arguments={}) if made < wanted else "done"
+
+    summary = await evaluate(suite(), FunctionModel(flaky, name="flaky"), out=tmp_path / "k")
+    statuses = {t.task_id: t.statuses for t in summary.tasks}
+    assert statuses["tally/marks-3"] == {"error": 1}
+    assert [statuses[f"tally/marks-{n}"] for n in (1, 2, 4)] == [{"passed": 1}] * 3
+    (crashed,) = [r for r in EvalResults(tmp_path / "k").load() if r.status == "error"]
+    assert crashed.error == "KeyError: 'choices'" and crashed.verdict is not None
+
+
 async def test_an_existing_results_folder_needs_resume(tmp_path: Path) -> None:
     await evaluate(suite(tasks=1), "reference", out=tmp_path / "x")
     with pytest.raises(FileExistsError, match="--resume"):

@@ -1,5 +1,6 @@
-"""``agentsdk tasks``, ``agentsdk check`` and ``agentsdk eval``: list, quality-check and
-evaluate the task suites installed toolkits ship."""
+"""``agentsdk tasks``, ``agentsdk check``, ``agentsdk eval`` and ``agentsdk
+export-trajectories``: list, quality-check and evaluate the task suites installed toolkits
+ship, and turn an eval's token traces into training samples."""
 
 from __future__ import annotations
 
@@ -114,6 +115,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0 if not summary.broken else 2
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """``agentsdk export-trajectories RESULTS OUT``: training samples as JSONL."""
+    from ..tasks.trajectories import export_trajectories
+
+    statuses = [s.strip() for s in args.status.split(",") if s.strip()]
+    report = export_trajectories(args.results, args.out, per_turn=args.per_turn, statuses=statuses)
+    print(report.to_text())
+    return 0 if report.samples else 1
+
+
 def register(sub: Any) -> None:
     """Add ``tasks``, ``check`` and ``eval`` to the ``agentsdk`` command."""
     p = sub.add_parser("tasks", help="list installed task suites, or the tasks of one")
@@ -162,3 +173,23 @@ def register(sub: Any) -> None:
         help="record token ids and logprobs per turn (embedded engine) for training",
     )
     p.set_defaults(func=cmd_eval, setup=show_plugin_logs)
+
+    p = sub.add_parser(
+        "export-trajectories",
+        help="write an eval's token-level trajectories as training samples (JSONL): "
+        "prompt ids, response ids, a mask without the tool outputs, reward = verifier score",
+    )
+    p.add_argument("results", help="the results folder of an `agentsdk eval --record-tokens` run")
+    p.add_argument("out", help="the JSONL file to write")
+    p.add_argument(
+        "--per-turn",
+        action="store_true",
+        help="one sample per model turn (the verifiers library's trajectory steps) instead of "
+        "one per rollout",
+    )
+    p.add_argument(
+        "--status",
+        default="passed,failed,error",
+        help="rollouts to export, comma-separated (default: passed,failed,error)",
+    )
+    p.set_defaults(func=cmd_export)

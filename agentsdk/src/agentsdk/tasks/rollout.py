@@ -152,6 +152,7 @@ async def run_task(
     extra_tools: Sequence[Tool] = (),
     on_event: Callable[[Event], None] | None = None,
     world_hook: Callable[[World], Any] | None = None,
+    trace: str | Path | None = None,
 ) -> Rollout:
     """Run ``task`` once with ``model`` and verify the world it leaves.
 
@@ -169,6 +170,7 @@ async def run_task(
         on_event: Called with every run event.
         world_hook: Called with the world after the verdict, before toolkits are reset
             (e.g. to verify it a second time).
+        trace: A JSONL file the run's events are appended to.
     """
     own_pool = pool is None
     pool = pool or ToolkitPool()
@@ -228,6 +230,7 @@ async def run_task(
             timeout=task.timeout,
             settings=merged,
             artifacts_dir=root,
+            trace=trace,
         )
 
         def record(event: Event) -> None:
@@ -262,6 +265,11 @@ async def run_task(
             error = f"{type(exc).__name__}: {exc}"
         except TimeoutError as exc:
             error = f"RunTimeout: {exc}"
+        except Exception as exc:  # a model's own bug ends its rollout, not a long eval
+            if isinstance(resolved, ReferenceModel):
+                await pool.discard(task.specs)
+                return broken(f"the reference solution raised:\n{traceback.format_exc()}")
+            error = f"{type(exc).__name__}: {exc}"
         world.result = result
         world.messages = list(result.messages) if result is not None else world.messages
         world.error = error

@@ -78,6 +78,10 @@ class EvalResults:
             f.flush()
             os.fsync(f.fileno())
 
+    def trajectory_path(self, rollout: Rollout) -> Path:
+        """Where ``rollout``'s trajectory is (or will be) written."""
+        return self.trajectories / f"{_safe(rollout.task_id)}.s{rollout.sample}.json"
+
     def record(self, rollout: Rollout, trajectory: dict[str, Any]) -> Path:
         """Write a rollout's trajectory (images as files named by their content) and
         then append the rollout itself: a rollout in ``rollouts.jsonl`` always has its
@@ -86,8 +90,7 @@ class EvalResults:
         images = self.trajectories / "images"
         record = dict(trajectory)
         record["messages"] = [_store_images(m, images) for m in trajectory.get("messages", [])]
-        name = f"{_safe(rollout.task_id)}.s{rollout.sample}.json"
-        path = self.trajectories / name
+        path = self.trajectory_path(rollout)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
         os.replace(tmp, path)
