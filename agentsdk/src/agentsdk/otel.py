@@ -424,7 +424,9 @@ class GenAIObserver:
         if span is not None:
             span.set_attribute("agentsdk.duration_s", event.duration)
             if self.content:
-                span.set_attribute("gen_ai.tool.call.result", self.redactor.text(event.preview))
+                span.set_attribute(
+                    "gen_ai.tool.call.result", self.redactor.text(event.text or event.preview)
+                )
             if event.is_error:
                 self._error(span, "tool_error", self.redactor.text(event.preview))
             span.end(end_time=end)

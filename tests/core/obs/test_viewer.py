@@ -47,7 +47,13 @@ async def make_trace(tmp_path: Path) -> Path:
     @tool
     def measure(name: str) -> str:
         """Measure an object."""
-        return f"{name}: 0.6 x 0.6 x 0.6 m at (1.0, 0.3, 0.0)"
+        if name == "box":
+            return "box: 0.6 x 0.6 x 0.6 m at (-1.0, 0.3, 0.0), 12 triangles"
+        return (  # longer than the event's 200-character preview
+            "ball: 0.6 m sphere at (1.0, 0.3, 0.0), 482 triangles, material 'blue_plastic' "
+            "(base colour #2850d2, roughness 0.35, metallic 0.0); bounding box min "
+            "(0.7, 0.0, -0.3) max (1.3, 0.6, 0.3); 31% of the frame, not occluded"
+        )
 
     @tool
     def load_asset(path: str) -> str:
@@ -107,6 +113,7 @@ def test_the_page_holds_every_call_and_embeds_the_image(tmp_path: Path) -> None:
     assert "no asset at chair.glb" in page
     assert "$0.00" in page  # cost per turn
     assert "(1 image, below)" in page
+    assert "31% of the frame, not occluded" in page  # whole results, not their previews
 
 
 def test_a_missing_image_and_a_killed_run_are_shown_as_such(tmp_path: Path) -> None:
@@ -185,3 +192,22 @@ def test_the_page_works_in_a_real_browser(tmp_path: Path) -> None:
         finally:
             browser.close()
     assert problems == []
+
+
+def test_a_paused_and_resumed_run_is_one_timeline(tmp_path: Path) -> None:
+    @tool(needs_approval=True)
+    def publish(channel: str) -> str:
+        """Publish the release."""
+        return f"published to {channel}"
+
+    model = ScriptedModel(
+        [ToolCallPart(name="publish", arguments={"channel": "stable"}, id="p1"), "Released."]
+    )
+    trace = tmp_path / "run.jsonl"
+    agent = Agent(model, tools=[publish], trace=trace, store=tmp_path / "runs.db")
+    assert agent.run_sync("release it", run_id="rel-1").status == "awaiting_approval"
+    assert agent.resume_sync("rel-1", approvals={"p1": True}).output == "Released."
+    page = render_html(trace)
+    assert page.count('data-run="rel-1"') == 1  # one run, not two
+    assert page.count('data-call="p1"') == 1 and "published to stable" in page
+    assert "Released." in page and "release it" in page

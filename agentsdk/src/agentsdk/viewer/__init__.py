@@ -103,7 +103,7 @@ def _runs(events: list[dict[str, Any]]) -> list[_Run]:
             else:
                 found.duration = float(e.get("duration") or 0.0)
                 found.is_error = bool(e.get("is_error"))
-                found.preview = str(e.get("preview", ""))
+                found.preview = str(e.get("text") or e.get("preview", ""))  # text: all of it
         elif kind == "TurnFinished" and turn is not None:
             turn.usage = e.get("usage") or {}
             turn.cost = e.get("cost_usd")
