@@ -60,7 +60,7 @@ def agentsdk_openai(base: str, read_timeout: float, run_timeout: float) -> Fault
 
 
 def agentsdk_anthropic(base: str, read_timeout: float, run_timeout: float) -> FaultClient:
-    """agentsdk over agentsdk-anthropic (httpx), its default RetryPolicy."""
+    """agentsdk over agentsdk-anthropic (aiohttp, through agentsdk.http), its default RetryPolicy."""
     from agentsdk_anthropic import AnthropicModel
 
     from agentsdk import Agent, ModelSettings, tool
@@ -75,7 +75,7 @@ def agentsdk_anthropic(base: str, read_timeout: float, run_timeout: float) -> Fa
         max_turns=8,
     )
     return FaultClient(
-        _agentsdk_run(agent), model.aclose, "agentsdk-anthropic (httpx)", "4 attempts", True
+        _agentsdk_run(agent), model.aclose, "agentsdk-anthropic (aiohttp)", "4 attempts", True
     )
 
 

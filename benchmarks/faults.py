@@ -118,15 +118,17 @@ def _unexplained(base: str, records: list[Any], stream: bool) -> list[str]:
     """agentsdk's errors that the faults their runs met do not explain (should be none)."""
     sys.path.append(str(SERVER.parent))
     from fault_runs import _explains
+    from fault_server import Injected
 
-    faults: dict[str, list[str]] = {}
+    met_by: dict[str, list[Injected]] = {}
     for entry in _get(base, "/v1/faults"):
-        faults.setdefault(entry["run"], []).append(entry["fault"])
+        met_by.setdefault(entry["run"], []).append(Injected(**entry))
     out = []
     for i, kind, _seconds, error in records:
-        met = faults.get(str(i), [])
+        met = met_by.get(str(i), [])
         if error is not None and not _explains(error, met, stream, 4):
-            out.append(f"run {i}: {kind} after {met}: {str(error)[:160]}")
+            faults = [m.fault for m in met]
+            out.append(f"run {i}: {kind} after {faults}: {str(error)[:160]}")
     return out
 
 
