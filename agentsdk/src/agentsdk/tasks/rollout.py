@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from ..agent import Agent
 from ..errors import AgentError
-from ..events import Event
+from ..events import Event, TurnFinished
 from ..messages import Usage
 from ..models import Model, ModelError, ModelSettings, Tiers
 from ..plugins import resolve_model
@@ -234,11 +234,10 @@ async def run_task(
         )
 
         def record(event: Event) -> None:
-            from ..events import TurnFinished
-
-            if isinstance(event, TurnFinished):
+            if type(event) is TurnFinished:
+                # Values the loop already validated: built without a second validation.
                 records.append(
-                    TurnRecord(
+                    TurnRecord.model_construct(
                         turn=event.turn,
                         model=event.model,
                         tier=event.tier,

@@ -346,6 +346,7 @@ async def _local(
                         settings=settings,
                     )
                     rollout.worker = record["worker"] = f"local:{index}"
+                    record["retries"] = []
                     results.record(rollout, record)
                     count[0] += 1
                     if on_rollout is not None:
