@@ -253,7 +253,7 @@ def test_the_floor_is_not_a_framing_problem_but_a_box_at_the_edge_is() -> None:
     }
     report = visibility_report(ids, {1: "box", 2: "floor", 4: "crate"}, beauty, facts)
     assert report.hints == [
-        "crate is cut off on the right (50% outside the frame); move the camera back or use fit_view"
+        "crate is cut off on the right (50% outside the frame): move the camera back"
     ]
 
 

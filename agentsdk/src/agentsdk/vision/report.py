@@ -175,6 +175,7 @@ def visibility_report(
     *,
     view: str = "camera",
     max_hints: int = 3,
+    frame_tool: str | None = None,
 ) -> VisibilityReport:
     """Measure what a view shows from its object-ID pass.
 
@@ -186,6 +187,8 @@ def visibility_report(
         facts: Per object name, what the engine knows beyond pixels.
         view: The view's name, as the render tool calls it.
         max_hints: At most this many framing hints.
+        frame_tool: The engine's tool that frames objects (``"fit_view"``): hints then
+            say how to call it, which small models follow far better than advice.
     """
     if ids.ndim != 2:
         raise ValueError(f"ids must be a 2-D array, not shape {ids.shape}")
@@ -209,6 +212,7 @@ def visibility_report(
         blank_rgb=flat[1] if flat is not None and flat[0] else None,
         view=view,
         max_hints=max_hints,
+        frame_tool=frame_tool,
     )
 
 
@@ -223,6 +227,7 @@ def report_from_pixels(
     blank_rgb: tuple[int, int, int] | None = None,
     view: str = "camera",
     max_hints: int = 3,
+    frame_tool: str | None = None,
 ) -> VisibilityReport:
     """The report from counts an engine made itself (``ObjectPixels`` per object, e.g. a
     page's script over its own buffers) plus its facts; the same maths and text as
@@ -238,6 +243,8 @@ def report_from_pixels(
         blank_rgb: That flat colour.
         view: The view's name.
         max_hints: At most this many hints.
+        frame_tool: The engine's framing tool, named in the hints (see
+            :func:`visibility_report`).
     """
     facts = facts or {}
     total = width * height
@@ -287,7 +294,7 @@ def report_from_pixels(
         blank=blank if blank is not None else not any(o.visible for o in items),
         blank_colour=colour_name(blank_rgb) if blank and blank_rgb is not None else None,
     )
-    report.hints = _hints(report)[:max_hints]
+    report.hints = _hints(report, frame_tool)[:max_hints]
     return report
 
 
@@ -308,7 +315,15 @@ def _worth_a_cut_hint(o: ObjectVisibility, report: VisibilityReport) -> bool:
     return (x1 - x0 + 1) < report.width and (y1 - y0 + 1) < report.height
 
 
-def _hints(report: VisibilityReport) -> list[str]:
+def _frame(tool: str | None, names: list[str], otherwise: str) -> str:
+    """How to fix the framing: a call to the engine's framing tool, or plain advice."""
+    if tool is None:
+        return otherwise
+    listed = ", ".join(f'"{n}"' for n in names)
+    return f"call {tool}(names=[{listed}]) or {otherwise}"
+
+
+def _hints(report: VisibilityReport, frame_tool: str | None = None) -> list[str]:
     """Framing hints, the most useful first."""
     hints: list[str] = []
     objects = report.objects
@@ -318,10 +333,14 @@ def _hints(report: VisibilityReport) -> list[str]:
         if behind:
             hints.append(
                 f"nothing is visible; {', '.join(behind[:3])} is behind the camera: "
-                "turn the camera around or use fit_view"
+                + _frame(frame_tool, behind[:3], "turn the camera around")
             )
         else:
-            hints.append("nothing is visible: point the camera at the objects or use fit_view")
+            every = [o.name for o in objects][:3]
+            hints.append(
+                "nothing is visible: "
+                + _frame(frame_tool, every, "point the camera at the objects")
+            )
     elif report.blank and shown:
         hints.append(
             f"objects are in view but the image is flat {report.blank_colour}: "
@@ -334,7 +353,8 @@ def _hints(report: VisibilityReport) -> list[str]:
         where = " and ".join(o.cut_sides)
         amount = f" ({_pct(o.cut_off)} outside the frame)" if o.cut_off else ""
         hints.append(
-            f"{o.name} is cut off on the {where}{amount}; move the camera back or use fit_view"
+            f"{o.name} is cut off on the {where}{amount}: "
+            + _frame(frame_tool, [o.name], "move the camera back")
         )
     if not report.blank:
         hints.extend(

@@ -39,4 +39,6 @@ def report_for(view: RenderedView, beauty_png: bytes) -> VisibilityReport | None
     }
     beauty = _rgba(beauty_png)[..., :3]
     # Two hints at most: a 5-object report stays near 100 tokens (benchmarks/blender.py).
-    return visibility_report(ids, names, beauty, facts, view=view.view, max_hints=2)
+    return visibility_report(
+        ids, names, beauty, facts, view=view.view, max_hints=2, frame_tool="fit_view"
+    )

@@ -45,4 +45,4 @@ def view_report(raw: dict[str, Any], png: bytes | None, view: str) -> Visibility
     names = {index + 1: name for index, name in enumerate(raw["names"])}
     facts = {fact["name"]: ObjectFacts.model_validate(fact) for fact in raw["facts"]}
     beauty = decode_png(png) if png is not None else None
-    return visibility_report(ids, names, beauty, facts, view=view)
+    return visibility_report(ids, names, beauty, facts, view=view, frame_tool="fit_view")
