@@ -24,8 +24,10 @@ __all__ = ["INSTRUCTIONS", "suite"]
 
 INSTRUCTIONS = (
     "You build a three.js scene with the threejs tools; y is up. Every tool result lists the "
-    "scene and what the camera sees (a visibility report per object). Read it and fix what is "
-    "wrong until the scene matches the request, then answer in one short sentence."
+    "scene and what the camera sees (a visibility report per object). Lines starting with "
+    "'hint:' are for you, not for the user: when a result has one, do what it says with a tool "
+    "call before you answer. Answer in one short sentence only when the scene matches the "
+    "request and no hint is left.\n"
 )
 SIZE = 256  # the frame the tools return and the checks measure
 THREEJS = ToolkitSpec("threejs", settings={"groups": ["all"], "image_size": SIZE, "timeout": 30})
@@ -408,6 +410,31 @@ def _tasks() -> list[Task]:
             max_turns=6,
             tags=("visual", "multi-step"),
             description="setup leaves the box cut off at the right edge; the report says so; fit_view fixes it",
+        ),
+        Task(
+            id="threejs/place-and-frame",
+            prompt="Add a red box named box, size 1, centred at (3.2, 0.5, -1). Then make sure "
+            "all of the box is visible in the camera view and covers at least 30% of the frame. "
+            "Keep the box where you put it.",
+            toolkits=[spec()],
+            setup=lambda world: _build(
+                world, _light("ambient", intensity=1), _light("directional", name="sun")
+            ),
+            checks=[
+                exists("box", "box"),
+                material_colour("box", "#ff0000"),
+                placed("box", [3.2, 0.5, -1]),
+                in_view("box", min_coverage=0.3),
+            ],
+            reference=[
+                call("add_object", name="box", shape="box", color="red", position=[3.2, 0.5, -1]),
+                _fit_if_cut,
+                "The red box is in place, fully visible and over 30% of the frame.",
+            ],
+            max_turns=6,
+            tags=("visual", "multi-step", "demo"),
+            description="the first try leaves the box cut off at the right edge (the report after "
+            "add_object says so); fit_view corrects it",
         ),
         Task(
             id="threejs/see-the-ball",
