@@ -2,8 +2,9 @@
 did as training samples.
 
 Offline: the finance suite's tasks run on real sample data, the model is the embedded
-llama.cpp engine on 127.0.0.1 (``local:default``). Each rollout is verified on the world it
-left (the tool results it got, the figures it stated), recorded with the token ids the
+llama.cpp engine on 127.0.0.1 (``local:qwen2.5-coder-0.5b``: one model, so every
+training sample comes from the policy being trained; ``local:default`` mixes two). Each
+rollout is verified on the world it left (the tool results it got, the figures it stated), recorded with the token ids the
 engine evaluated and sampled, and summarised; the token ids become JSONL samples (prompt
 ids, response ids, a mask without the tool outputs, reward = the verifier's score).
 
@@ -12,7 +13,8 @@ ids, response ids, a mask without the tool outputs, reward = the verifier's scor
 
 The same thing from the command line:
 
-    agentsdk eval finance --task finance/goog-year-end-close --record-tokens --out DIR
+    agentsdk eval finance --task finance/goog-year-end-close --model local:qwen2.5-coder-0.5b \
+        --record-tokens --out DIR
     agentsdk export-trajectories DIR DIR/train.jsonl
 """
 
@@ -37,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", default="finance", help="an installed suite (agentsdk tasks)")
     parser.add_argument("--tasks", default=DEFAULT_TASKS, help="comma-separated task ids")
-    parser.add_argument("--model", default="local:default", help="model string")
+    parser.add_argument("--model", default="local:qwen2.5-coder-0.5b", help="model string")
     parser.add_argument("--k", type=int, default=1, help="samples per task")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--max-tokens", type=int, default=256, help="cap per model turn")

@@ -1,7 +1,7 @@
 """examples/eval_suite.py on the embedded engine, and training samples with REAL token ids.
 
 The example runs as a user would (a subprocess, offline): one finance task on
-``local:default`` (Qwen2.5-Coder-0.5B in llama.cpp on 127.0.0.1) with ``record_tokens``,
+``local:qwen2.5-coder-0.5b`` (Qwen2.5-Coder-0.5B in llama.cpp on 127.0.0.1) with ``record_tokens``,
 its summary and report, then the export. The exported samples are then checked against
 the engine itself: the ids decode (``/detokenize``) to the prompt, the calls and the
 answer the run recorded, the masked ids to the tool output, the mask and log-probabilities
@@ -86,9 +86,9 @@ def test_the_example_evaluates_a_task_and_exports_it(
 ) -> None:
     out, done = example
     (rollout,) = EvalResults(out).load()
-    assert rollout.task_id == TASK and rollout.model == MODEL  # what local:default is
+    assert rollout.task_id == TASK and rollout.model == MODEL
     assert rollout.status in ("passed", "failed"), rollout.error or rollout.broken
-    assert done.stdout.startswith("finance on local:default: 1 rollouts, pass rate ")
+    assert done.stdout.startswith("finance on local:qwen2.5-coder-0.5b: 1 rollouts, pass rate ")
     assert f"report: {out / 'report.md'}" in done.stdout
     assert f"1 training samples from 1 rollouts -> {out / 'train.jsonl'}" in done.stdout
     assert f"[1/1] {TASK} s0: {rollout.status}, score {rollout.score:.2f}" in done.stderr

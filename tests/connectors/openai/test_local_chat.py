@@ -95,7 +95,7 @@ async def test_tool_round_trip_required_then_auto_through_the_agent(
     # tool_choice="required" holds until the model has called a tool, then the agent
     # switches to "auto" (reset_tool_choice): forced on every turn, this run could not end.
     agent = Agent(
-        model=connect("local:default"),
+        model=connect("local:qwen2.5-coder-0.5b"),
         instructions="Use the tools to compute.",
         tools=[add],
         settings=ModelSettings(temperature=0, max_tokens=128, tool_choice="required"),
@@ -112,7 +112,7 @@ async def test_tool_round_trip_required_then_auto_through_the_agent(
 
 
 async def test_streamed_tool_call_is_assembled(qwen_engine: LocalEngine) -> None:
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
     request = ModelRequest(
         messages=[Message.user("Add 2 and 40 with the add tool.")],
         tools=[ADD],
@@ -135,7 +135,7 @@ class CityFacts(BaseModel):
 
 async def test_output_type_via_json_schema(qwen_engine: LocalEngine) -> None:
     agent = Agent(
-        model="local:default",
+        model="local:qwen2.5-coder-0.5b",
         output_type=CityFacts,
         settings=ModelSettings(temperature=0, max_tokens=96),
     )
@@ -178,7 +178,7 @@ async def test_tiers_pick_the_fast_model_for_a_text_only_turn(
 async def test_a_second_agent_reuses_the_running_engine(qwen_engine: LocalEngine) -> None:
     pid = qwen_engine.pid
     first, second = (
-        Agent(model="local:default", settings=GREEDY),
+        Agent(model="local:qwen2.5-coder-0.5b", settings=GREEDY),
         Agent(model="local:qwen2.5-coder-0.5b", settings=GREEDY),
     )
     assert first.model.local_engine is second.model.local_engine is qwen_engine  # type: ignore[union-attr]
@@ -192,7 +192,7 @@ async def test_a_second_agent_reuses_the_running_engine(qwen_engine: LocalEngine
 async def test_answer_without_a_tool_when_tools_are_offered(qwen_engine: LocalEngine) -> None:
     # The small Qwen sometimes writes a half tool call here, which llama.cpp rejects with
     # HTTP 500; the connector then reads the text itself. Either way the caller gets a response.
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
     request = ModelRequest(
         messages=[Message.user("Say hello in French.")],
         tools=[ADD],

@@ -84,7 +84,7 @@ def _request(prompt: str, choice: str, tools: list[ToolSpec] = TOOLS) -> ModelRe
 
 
 async def test_required_calls_are_always_valid(qwen_engine: LocalEngine) -> None:
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
     for prompt in [*ADVERSARIAL, "Write a short poem about the sea."]:
         response = await model.request(_request(prompt, "required"))
         assert len(response.tool_calls) == 1 and response.text == "", (prompt, response.parts)
@@ -94,7 +94,7 @@ async def test_required_calls_are_always_valid(qwen_engine: LocalEngine) -> None
 
 
 async def test_auto_gives_valid_calls_or_plain_text(qwen_engine: LocalEngine) -> None:
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
     for prompt in ADVERSARIAL:
         response = await model.request(_request(prompt, "auto"))
         for call in response.tool_calls:
@@ -107,7 +107,7 @@ async def test_auto_gives_valid_calls_or_plain_text(qwen_engine: LocalEngine) ->
 
 
 async def test_a_named_tool_choice_is_obeyed(qwen_engine: LocalEngine) -> None:
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
     response = await model.request(_request("Move the cube to x=1, y=2.", "set_colour"))
     await model.aclose()
     (call,) = response.tool_calls
@@ -116,7 +116,7 @@ async def test_a_named_tool_choice_is_obeyed(qwen_engine: LocalEngine) -> None:
 
 
 async def test_a_streamed_call_arrives_whole(qwen_engine: LocalEngine) -> None:
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
     items = [i async for i in model.stream(_request(ADVERSARIAL[0], "required"))]
     await model.aclose()
     final = items[-1]
@@ -134,7 +134,7 @@ async def test_every_first_party_toolkit_schema_is_enforced(
 ) -> None:
     # The grammar of a whole real toolkit must compile in the engine and bind its output.
     # A short prompt keeps this quick: the tool list itself is what is under test here.
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
     specs = [t.spec() for t in load_toolkit(toolkit).tools()]
     grammar, _ = model.grammar_for(specs, "required")  # type: ignore[attr-defined]
     prompt = (
@@ -165,7 +165,7 @@ async def test_an_agent_round_trip_with_constrained_calls(qwen_engine: LocalEngi
         return a + b
 
     agent = Agent(
-        "local:default",
+        "local:qwen2.5-coder-0.5b",
         instructions="Use the add tool for arithmetic, then answer in one sentence.",
         tools=[add],
         settings=ModelSettings(temperature=0, max_tokens=96),

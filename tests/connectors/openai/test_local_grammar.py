@@ -130,6 +130,26 @@ def test_tier_policy_plans_with_the_standard_model() -> None:
     assert local_tier_policy(_info(2, [ask, failed])) == "standard"  # change course
 
 
+def _result(text: str) -> Message:
+    part = ToolResultPart(call_id="c1", name="render", parts=[TextPart(text=text)])
+    return Message(role="tool", parts=[part])
+
+
+def test_tier_policy_corrects_with_the_standard_model_after_a_hint() -> None:
+    ask = Message.user("Frame the box.")
+    report = "view camera: 1 of 1 objects visible\nbox: 2%, right, red, cut off 56% (right)"
+    hinted = report + '\nhint: box is cut off on the right: call fit_view(names=["box"])'
+    assert local_tier_policy(_info(2, [ask, _result(report)])) == "fast"
+    assert local_tier_policy(_info(2, [ask, _result(hinted)])) == "standard"
+    looped = "Loop detected: the same call gave the same result 3 times"
+    assert local_tier_policy(_info(3, [ask, _result(looped)])) == "standard"
+    # "hint:" inside a line (a file's text, an object's name) is not a hint.
+    assert local_tier_policy(_info(2, [ask, _result("label: 'hint: none'")])) == "fast"
+    # The report of an image for a model without vision arrives in a trailing user message.
+    trailing = Message.user("[image: render.png]\n" + hinted)
+    assert local_tier_policy(_info(2, [ask, _result("rendered"), trailing])) == "standard"
+
+
 def test_model_strings_for_every_local_model() -> None:
     tiered = connect("local:tiered")
     assert isinstance(tiered, Tiers)
@@ -141,9 +161,18 @@ def test_model_strings_for_every_local_model() -> None:
     assert isinstance(stronger, LocalChatModel) and stronger.constrained
     assert stronger.local_engine.builtin is not None
     assert stronger.local_engine.builtin.size == 1_117_320_768
-    plain = connect("local:default", constrained=False)
+    default = connect("local:default")  # the default is the two tiers
+    assert isinstance(default, Tiers) and default.name == tiered.name
+    assert default.policy is local_tier_policy
+    plain = connect("local:qwen2.5-coder-0.5b", constrained=False)
     assert isinstance(plain, LocalChatModel) and not plain.constrained
-    assert connect("local:default").local_engine.model == "qwen2.5-coder-0.5b"  # type: ignore[attr-defined]
+    assert plain.local_engine.model == "qwen2.5-coder-0.5b"
+    options = connect("local:default", constrained=False)  # options reach both tiers
+    assert isinstance(options, Tiers)
+    assert all(
+        isinstance(m, LocalChatModel) and not m.constrained
+        for m in (options.model("fast"), options.model("standard"))
+    )
 
 
 def test_parallel_slots_are_set_on_the_shared_engine(tmp_path: Path) -> None:

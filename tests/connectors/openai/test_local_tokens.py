@@ -37,7 +37,7 @@ def _request(prompt: str, *, record: bool, choice: str = "auto") -> ModelRequest
 async def test_a_traced_tool_call_decodes_to_what_was_evaluated_and_sampled(
     qwen_engine: LocalEngine,
 ) -> None:
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
     traced = await model.request(_request("Add 2 and 40.", record=True))
     plain = await model.request(_request("Add 2 and 40.", record=False))
     trace = traced.token_trace
@@ -72,7 +72,7 @@ async def test_a_traced_tool_call_decodes_to_what_was_evaluated_and_sampled(
 
 
 async def test_a_traced_text_answer_and_a_streamed_one(qwen_engine: LocalEngine) -> None:
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
     request = _request("Say the word hello and nothing else.", record=True, choice="none")
     items = [i async for i in model.stream(request)]
     await model.aclose()

@@ -99,11 +99,13 @@ def test_local_default_is_instant_and_starts_nothing() -> None:
     shared = LocalEngine.shared("default")
     pid_before = shared.pid  # other tests may have started the shared engine already
     started = time.perf_counter()
-    model = connect("local:default")
+    model = connect("local:qwen2.5-coder-0.5b")
+    default = connect("local:default")  # the two tiers: nothing starts either
     elapsed = time.perf_counter() - started
     assert isinstance(model, LocalChatModel) and model.name == "local:qwen2.5-coder-0.5b"
     assert elapsed < 0.5 and model.local_engine is shared and shared.pid == pid_before
     assert connect("local:qwen2.5-coder-0.5b").local_engine is shared  # one shared engine
-    assert Agent(model="local:default").model.name == "local:qwen2.5-coder-0.5b"
+    assert default.name == "tiers(fast=local:qwen2.5-coder-0.5b, standard=local:qwen2.5-coder-1.5b)"
+    assert Agent(model="local:default").model.name == default.name
     fresh = connect("local:/models/not-started-yet.gguf")
     assert fresh.local_engine.pid is None and fresh.local_engine is not shared  # type: ignore[attr-defined]

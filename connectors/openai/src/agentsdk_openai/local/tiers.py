@@ -1,6 +1,9 @@
-"""``local:tiered``: the 0.5B model for routine turns, the 1.5B one when a turn matters.
+"""``local:default`` (also ``local:tiered``): the 0.5B model for routine turns, the 1.5B
+one when a turn matters.
 
-Not the default yet: whether ``local:default`` becomes this is decided on eval numbers.
+It became the default on the demo's and the suites' numbers (connectors/openai/README.md,
+*Which local model is the default*): the 1.5B plans and corrects, the 0.5B answers.
+``local:qwen2.5-coder-0.5b`` and ``local:qwen2.5-coder-1.5b`` are the single models.
 """
 
 from __future__ import annotations
@@ -12,33 +15,52 @@ from agentsdk import Model, Tiers, TurnInfo
 from .engine import LocalEngine
 from .model import LocalChatModel
 
-__all__ = ["TIERED", "connect_local", "local_tier_policy"]
+__all__ = ["TIERED", "TIERED_NAMES", "connect_local", "local_tier_policy"]
 
 TIERED = {"fast": "qwen2.5-coder-0.5b", "standard": "qwen2.5-coder-1.5b"}
-"""The built-in models behind ``local:tiered``."""
+"""The built-in models behind ``local:default`` and ``local:tiered``."""
+
+TIERED_NAMES = ("default", "tiered")
+"""The ``local:`` names that mean the two tiers (an engine's own default stays the 0.5B)."""
+
+
+_ATTENTION = ("hint:", "Loop detected:", "WARNING")
+"""Line starts in a tool result that say something needs fixing: a visibility report's
+hints (agentsdk.vision), the loop guard's note, a toolkit's warnings."""
+
+
+def _needs_attention(text: str) -> bool:
+    return any(line.lstrip().startswith(_ATTENTION) for line in text.splitlines())
 
 
 def local_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
-    """Standard (1.5B) for the first turn, which plans, and for the turn after a tool
-    error, which has to change course; fast (0.5B) for the routine turns in between."""
+    """Standard (1.5B) for the first turn, which plans, and for a turn after a tool
+    error or a result that says something needs fixing (a render's "hint:" lines: the
+    box is cut off, the frame is black), which has to change course; fast (0.5B) for the
+    routine turns in between."""
     if info.turn <= 1:  # turns count from 1
         return "standard"
     messages = info.request.messages
     last = messages[-1] if messages else None
-    if last is not None and any(result.is_error for result in last.tool_results):
+    if last is not None and any(
+        result.is_error or _needs_attention(result.text) for result in last.tool_results
+    ):
         return "standard"
+    if last is not None and last.role == "user" and _needs_attention(last.text):
+        return "standard"  # images for models without vision arrive in a trailing message
     return "fast"
 
 
 def connect_local(name: str, **options: Any) -> Model:
-    """The model for ``local:<name>``: a built-in name, a GGUF path, or ``tiered``.
+    """The model for ``local:<name>``: ``default``/``tiered`` (the two tiers), a built-in
+    model's name, or a GGUF path.
 
     ``parallel`` sets the shared engine's slots (concurrent requests, e.g. for evals); the
     other ``options`` go to every ``LocalChatModel`` made (``constrained``,
     ``prefix_cache``, ``timeout``...).
     """
     parallel = options.pop("parallel", None)
-    if name == "tiered":
+    if name in TIERED_NAMES:
         # Model strings when there are no options: Tiers then closes the models it made.
         fast: Model | str = f"local:{TIERED['fast']}"
         standard: Model | str = f"local:{TIERED['standard']}"

@@ -1,0 +1,57 @@
+"""The chat template of the built-in Qwen models, rendered with Jinja as the engine does:
+after a result whose report has a "hint:" line the model is told to fix it with a call;
+otherwise, and for older hinted results, it is told to answer."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+import jinja2
+
+TEMPLATE = files("agentsdk_openai.local") / "templates" / "qwen_tools.jinja"
+TOOLS = [{"type": "function", "function": {"name": "fit_view", "parameters": {"type": "object"}}}]
+FIX = "Fix it now with a function call"
+ANSWER = "Use the function result above to answer the user's question in plain text."
+
+REPORT = "view camera: 1 of 1 objects visible\nbox: 2%, right, red, cut off 56% (right)"
+HINTED = REPORT + '\nhint: box is cut off on the right: call fit_view(names=["box"])'
+
+
+def _render(*results: str) -> str:
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "Build the scene."},
+        {"role": "user", "content": "Add a box and frame it."},
+    ]
+    for n, text in enumerate(results):
+        call = {"name": "fit_view", "arguments": {"names": ["box"]}}
+        messages.append({"role": "assistant", "content": "", "tool_calls": [{"function": call}]})
+        messages.append({"role": "tool", "content": text, "tool_call_id": f"c{n}"})
+    env = jinja2.Environment()
+    return env.from_string(TEMPLATE.read_text()).render(
+        messages=messages, tools=TOOLS, add_generation_prompt=True
+    )
+
+
+def test_a_hint_in_the_newest_result_asks_for_a_corrective_call() -> None:
+    prompt = _render(HINTED)
+    assert FIX in prompt and ANSWER not in prompt
+    assert prompt.endswith("<|im_start|>assistant\n")
+
+
+def test_a_plain_result_asks_for_the_answer() -> None:
+    prompt = _render(REPORT)
+    assert FIX not in prompt and ANSWER in prompt
+    assert "Never repeat a function call you already made." in prompt
+
+
+def test_an_older_hint_is_not_repeated_once_it_was_acted_on() -> None:
+    # Said again under an old result, a small model copies it as its final answer.
+    prompt = _render(HINTED, "view camera: 1 of 1 objects visible, background 62%")
+    assert FIX not in prompt and ANSWER in prompt
+    assert prompt.count("Never repeat a function call") == 2
+
+
+def test_hint_must_start_a_line() -> None:
+    prompt = _render("label: 'hint: none'")
+    assert FIX not in prompt and ANSWER in prompt
