@@ -11,7 +11,7 @@ from types import TracebackType
 
 import anyio
 from agentsdk.sandbox import pid_alive
-from playwright.async_api import Browser, Playwright, async_playwright
+from playwright.async_api import Browser, Page, Playwright, async_playwright
 
 from agentsdk_threejs import _browser
 from agentsdk_threejs._server import AssetServer, find_three_root
@@ -24,6 +24,17 @@ from agentsdk_threejs.page import (
 from agentsdk_threejs.report import RendererInfo, RenderResult, is_software_renderer
 
 __all__ = ["RenderTimeoutError", "RendererError", "RendererPage", "RendererPool"]
+
+
+async def _wait_until_ready(page: Page, timeout: float) -> None:
+    """Poll the page's ready flag through DevTools evaluation. Not ``wait_for_function``: it
+    compiles its predicate inside the page, which the page's CSP (no ``unsafe-eval``)
+    refuses whenever the flag is not already set on the first look, e.g. under load."""
+    deadline = time.monotonic() + timeout
+    while not await page.evaluate("() => Boolean(window.__agentsdk && window.__agentsdk.ready)"):
+        if time.monotonic() > deadline:
+            raise RendererError(f"the render page did not get ready within {timeout:.0f} s")
+        await anyio.sleep(0.05)
 
 
 class RendererPool:
@@ -161,9 +172,7 @@ class RendererPool:
         try:
             page = await context.new_page()
             await page.goto(self.server.page_url, timeout=PAGE_READY_TIMEOUT * 1000)
-            await page.wait_for_function(
-                "window.__agentsdk && window.__agentsdk.ready", timeout=PAGE_READY_TIMEOUT * 1000
-            )
+            await _wait_until_ready(page, PAGE_READY_TIMEOUT)
             devtools = await context.new_cdp_session(page)
         except BaseException:
             with anyio.CancelScope(shield=True):
