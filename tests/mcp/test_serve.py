@@ -117,6 +117,41 @@ async def test_stdio_threejs_render_finance_and_errors() -> None:
             await _exercise_threejs_and_finance(client)
 
 
+async def test_blender_render_over_mcp_reports_progress_per_view(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A first-party toolkit's long tool: the real bpy worker renders view by view and
+    each finished view is a progress notification; the images arrive as image content.
+    Neither side logs anyio's "cancel scope in a different task" on the way out."""
+    params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], "blender"], env=_env())
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    stderr = tmp_path / "server-stderr.txt"
+    with anyio.fail_after(300), stderr.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:  # type: ignore[arg-type]
+            made = await client.call_tool("create_primitive", {"kind": "cube", "name": "Crate"})
+            assert not made.is_error, made.content
+            views = ["front", "top", "perspective"]
+            rendered = await client.call_tool(
+                "render", {"views": views, "resolution": [96, 72]}, progress_callback=on_progress
+            )
+    assert not rendered.is_error, rendered.content
+    text = rendered.content[0]
+    assert isinstance(text, mt.TextContent) and "Crate" in text.text
+    pictures = [c for c in rendered.content if isinstance(c, mt.ImageContent)]
+    assert [png_size(base64.b64decode(c.data)) for c in pictures] == [(96, 72)] * 3
+    assert progress[0] == (0, 3, "rendering 3 view(s) with workbench")
+    assert [(v, t) for v, t, _ in progress[1:]] == [(1, 3), (2, 3), (3, 3)]
+    assert [m.split(" in ")[0] for _, _, m in progress[1:] if m] == [
+        f"rendered {view}" for view in views
+    ]
+    logged = stderr.read_text() + "\n".join(r.getMessage() for r in caplog.records)
+    assert "cancel scope" not in logged and "Traceback" not in logged, logged[-2000:]
+
+
 @asynccontextmanager
 async def _http_server(*args: str) -> AsyncIterator[str]:
     """``agentsdk mcp serve ... --http`` in a child process; the URL it announces."""

@@ -73,6 +73,18 @@ class RenderTools(BlenderToolkitBase):
             self._history[item.view] = (item, args)
         return looks
 
+    async def _render_with_progress(self, args: p.RenderArgs, ctx: ToolContext) -> list[Look]:
+        """One view at a time, each reported as done (served over MCP: a progress
+        notification per view, so a client sees a long cycles render advance)."""
+        views = list(args.views)
+        await ctx.progress(0, len(views), f"rendering {len(views)} view(s) with {args.engine}")
+        looks: list[Look] = []
+        for n, view in enumerate(views, start=1):
+            (look,) = await self._render(args.model_copy(update={"views": [view]}))
+            looks.append(look)
+            await ctx.progress(n, len(views), f"rendered {view} in {look.seconds:.1f} s")
+        return looks
+
     @tool
     async def render(
         self,
@@ -80,6 +92,7 @@ class RenderTools(BlenderToolkitBase):
         resolution: Resolution = (320, 240),
         samples: Annotated[int, Field(ge=1, le=4096)] = 16,
         views: list[p.View] | None = None,
+        ctx: ToolContext | None = None,
     ) -> list[str | Image | TextPart]:
         """Render the scene; each view comes with a short report of what it shows (per
         object: share of the frame, box in pixels, colour, cut off by the frame, hidden
@@ -96,7 +109,10 @@ class RenderTools(BlenderToolkitBase):
             p.RenderArgs, engine=engine, resolution=resolution, samples=samples,
             views=views or ["camera"],
         )  # fmt: skip
-        looks = await self._render(args)
+        if ctx is not None and ctx.report_progress is not None:
+            looks = await self._render_with_progress(args, ctx)
+        else:
+            looks = await self._render(args)
         seconds = sum(item.seconds for item in looks)
         head = f"rendered with {engine} in {seconds:.1f} s"  # sizes are in each view line
         texts = [item.report.to_text() for item in looks if item.report is not None]
