@@ -25,6 +25,26 @@ def run_block(code: str, timeout: float) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_every_offline_readme_block_runs_and_prints_what_its_comments_say(
+    tmp_path: Path,
+) -> None:
+    offline = [b for b in python_blocks() if '"local:' not in b]
+    assert len(offline) >= 5
+    outputs = {}
+    for n, block in enumerate(offline):
+        folder = tmp_path / str(n)  # runs.db and run folders land here, not in the repo
+        folder.mkdir()
+        done = subprocess.run(
+            [sys.executable, "-c", block], capture_output=True, text=True, timeout=120, cwd=folder
+        )
+        assert done.returncode == 0, f"block {n}:\n{block[:300]}\n{done.stderr[-2000:]}"
+        outputs[block.splitlines()[0] + str(n)] = done.stdout
+    printed = "\n".join(outputs.values())
+    assert "It is teal." in printed and "['fill', 'look']" in printed  # the toolkit example
+    assert "refund {'order': 'A-17', 'cents': 25000}" in printed  # the approval example
+    assert printed.count("\n2\n") >= 1  # the toolkit served both runs
+
+
 def test_readme_has_the_two_commands_and_ci_runs_the_test_one() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "./scripts/demo" in readme and "./scripts/test" in readme
