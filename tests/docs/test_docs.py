@@ -199,6 +199,40 @@ def test_blocks_of_the_included_member_pages_parse_and_import_what_exists() -> N
     assert checked >= 10  # the member READMEs have their examples
 
 
+ENGINES = ("local:", "openai:", "anthropic:", "vllm:", "ollama:", "mcp:", "MCPToolkit")
+
+
+def test_included_member_blocks_that_need_no_engine_or_network_run(tmp_path: Path) -> None:
+    """Member README blocks on a scripted model run as they stand; the others name a hosted
+    model (no key or network here) or start an engine, which the members' own tests do."""
+    seen: set[tuple[str, int]] = set()
+    ran = 0
+    for page in own_pages():
+        for block in page_blocks(page)[1]:
+            if block.language != "python" or (block.source, block.line) in seen:
+                continue
+            seen.add((block.source, block.line))
+            scripted = "ScriptedModel" in block.code or "FunctionModel" in block.code
+            if not scripted or any(e in block.code for e in ENGINES):
+                continue
+            try:  # a fragment with top-level await belongs to a page that says so
+                compile(block.code, block.where(), "exec")
+            except SyntaxError:
+                continue
+            folder = tmp_path / f"{len(seen)}"
+            folder.mkdir()
+            done = subprocess.run(
+                [sys.executable, "-c", block.code],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=folder,
+            )
+            assert done.returncode == 0, f"{block.where()}: {done.stderr[-2000:]}"
+            ran += 1
+    assert ran >= 4
+
+
 def test_examples_are_all_shown_and_each_is_run_by_a_test() -> None:
     page, _ = hook().expand((DOCS / "examples.md").read_text(encoding="utf-8"), "examples.md", {})
     tests = "\n".join(p.read_text(errors="replace") for p in (ROOT / "tests").rglob("test_*.py")
