@@ -114,7 +114,7 @@ class RenderTools(BlenderToolkitBase):
         else:
             looks = await self._render(args)
         seconds = sum(item.seconds for item in looks)
-        head = f"rendered with {engine} in {seconds:.1f} s"  # sizes are in each view line
+        head = f"rendered with {engine} in {seconds:.1f} s"
         texts = [item.report.to_text() for item in looks if item.report is not None]
         notice = self.connection.take_notice()
         lead: list[str | Image | TextPart] = [f"Note: {notice}."] if notice else []
