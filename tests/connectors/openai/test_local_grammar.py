@@ -183,3 +183,26 @@ def test_parallel_slots_are_set_on_the_shared_engine(tmp_path: Path) -> None:
     assert LocalEngine.shared(gguf, parallel=2).slots == 2  # not running: takes the new count
     with pytest.raises(ValueError, match="at least 1"):
         LocalEngine(gguf, parallel=0)
+
+
+def test_a_call_written_out_after_prose_is_read_as_that_call() -> None:
+    offered = {"move", "performance"}
+    said = 'To call the "performance" function: {"name": "performance", "arguments": {"symbol": "MSFT", "start": "2010"}} and then I answer.'
+    lead, call = parse_constrained(said, offered)
+    assert lead == TextPart(text='To call the "performance" function:')
+    assert isinstance(call, ToolCallPart) and call.name == "performance"
+    assert call.arguments == {"symbol": "MSFT", "start": "2010"} and call.raw_arguments is None
+    # Not offered, not an object, not JSON, or no offered tools given: text as it came.
+    for text in (
+        'Use {"name": "delete_everything", "arguments": {}} if you dare.',
+        'Try {"name": "move", "arguments": "up"}.',
+        'Half a call: {"name": "move", "arguments": {"target": ',
+        "No call here, just {curly} words.",
+    ):
+        assert parse_constrained(text, offered) == [TextPart(text=text)], text
+    plain = 'Call {"name": "move", "arguments": {}} now.'
+    assert parse_constrained(plain) == [TextPart(text=plain)]
+    # The first offered call wins; an unknown one before it is skipped.
+    two = 'x {"name": "nope", "arguments": {}} y {"name": "move", "arguments": {"to": 1}}'
+    last = parse_constrained(two, offered)[-1]
+    assert isinstance(last, ToolCallPart) and (last.name, last.arguments) == ("move", {"to": 1})

@@ -17,7 +17,8 @@ our chat template through ``chat_template_kwargs`` and the call is read back her
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from agentsdk.tools import ToolSpec
@@ -111,15 +112,29 @@ def tool_call_grammar(tools: Sequence[ToolSpec], tool_choice: str | None) -> str
     return f"%llguidance {{}}\nstart: call\ncall: {call}\n"
 
 
-def parse_constrained(text: str) -> list[TextPart | ToolCallPart]:
+_CALL_IN_TEXT = re.compile(r'\{\s*"name"\s*:')
+
+
+def parse_constrained(
+    text: str, offered: Collection[str] | None = None
+) -> list[TextPart | ToolCallPart]:
     """Response parts of a constrained answer: one call when it opens with ``{``, else text.
 
-    Only output the grammar shaped is read as a call, so every call has a known name and
-    arguments that validated while they were sampled. Output cut off by ``max_tokens``
-    mid-call becomes a call with ``raw_arguments`` for the loop to report.
+    Output the grammar shaped as a call has a known name and arguments that validated while
+    they were sampled. Output cut off by ``max_tokens`` mid-call becomes a call with
+    ``raw_arguments`` for the loop to report.
+
+    With ``offered`` (the tool names of the turn), a text answer that *writes out* a call to
+    one of them after some prose ("To call the performance function: {"name": ...}") is
+    read as that call too: the free-text branch of the grammar cannot stop a model from
+    explaining before it calls. Such a call was not shaped by the grammar; the loop
+    validates its arguments like any other.
     """
     stripped = text.strip()
     if not stripped.startswith("{"):
+        salvaged = _call_in_text(text, offered) if offered else None
+        if salvaged is not None:
+            return salvaged
         return [TextPart(text=text)] if text else []
     try:
         value = json.loads(stripped)
@@ -131,6 +146,23 @@ def parse_constrained(text: str) -> list[TextPart | ToolCallPart]:
     if not isinstance(arguments, dict):
         return [ToolCallPart(name=value["name"], arguments={}, raw_arguments=json.dumps(arguments))]
     return [ToolCallPart(name=value["name"], arguments=arguments)]
+
+
+def _call_in_text(text: str, offered: Collection[str]) -> list[TextPart | ToolCallPart] | None:
+    """The first well-formed call to an offered tool written inside prose, with the prose
+    before it as text; None when there is none."""
+    decoder = json.JSONDecoder()
+    for match in _CALL_IN_TEXT.finditer(text):
+        try:
+            value, _end = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        arguments = value.get("arguments") if isinstance(value, dict) else None
+        if value.get("name") in offered and isinstance(arguments, dict):
+            call = ToolCallPart(name=value["name"], arguments=arguments)
+            lead = text[: match.start()].strip()
+            return [TextPart(text=lead), call] if lead else [call]
+    return None
 
 
 def _cut_off_call(text: str) -> ToolCallPart:

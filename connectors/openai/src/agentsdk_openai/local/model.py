@@ -171,7 +171,7 @@ class LocalChatModel(OpenAIChatModel):
             # The server saw no tools, so the call (if any) is still text: read it, and only
             # text the grammar shaped counts as a call.
             text = "".join(p.text for p in completion.parts if isinstance(p, TextPart))
-            parts = parse_constrained(text)
+            parts = parse_constrained(text, {tool.name for tool in request.tools})
             finish = completion.finish_reason
             if any(isinstance(p, ToolCallPart) for p in parts) and finish in (None, "stop", "eos"):
                 finish = "tool_calls"
