@@ -9,6 +9,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 from agentsdk_godot import Constructor, GodotEngine, GodotToolkit
+from agentsdk_godot.engine import HarnessJob
+
+from agentsdk import ToolError
 
 pytestmark = pytest.mark.anyio
 
@@ -124,3 +127,20 @@ async def test_the_tools_say_what_to_fix(toolkit: GodotToolkit) -> None:
     nothing = await call("assert_overlap", a="Cam", b="Crate")
     assert nothing.is_error and "Cam (Camera) draws nothing" in nothing.text
     assert json.loads((await call("assert_in_frame", node="Main/Crate")).text)["passed"] is True
+
+
+async def test_a_scene_the_engine_cannot_load_is_a_tool_error_not_a_crash(
+    engine: GodotEngine,
+) -> None:
+    # The harness then dumps a null tree (no root to walk): once a bare pydantic
+    # ValidationError escaped from here and broke the godot/crate-on-floor verifier.
+    async with GodotToolkit(engine=engine, groups=["core", "check"]) as tk:
+        tk.project.file("res://main.tscn").write_text("[gd_scene load_steps=1 format=2]\n")
+        tk.project.main_scene = "res://main.tscn"
+        with pytest.raises(ToolError, match=r"could not open res://main\.tscn") as caught:
+            await tk.measurements("res://main.tscn")
+        assert "Parse Error" in str(caught.value)
+        run = await tk.engine.run_harness(
+            tk.project.path, HarnessJob(scene="res://main.tscn", frames=1), timeout=60
+        )
+        assert run.tree is None and run.errors

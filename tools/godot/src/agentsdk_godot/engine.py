@@ -240,7 +240,10 @@ class GodotEngine:
             tree_file = Path(job.tree_out)
             tree = None
             if tree_file.exists() and tree_file.stat().st_size:  # noqa: ASYNC240
-                tree = NodeInfo.model_validate(json.loads(tree_file.read_text(encoding="utf-8")))  # noqa: ASYNC240
+                dumped = json.loads(tree_file.read_text(encoding="utf-8"))  # noqa: ASYNC240
+                # null: the harness had no tree to dump (the main scene failed to load or
+                # has no root); the run's output says why, so it is a run without a tree.
+                tree = NodeInfo.model_validate(dumped) if dumped is not None else None
             found = Path(job.capture_dir).glob("frame_*.png") if job.capture_dir else []  # noqa: ASYNC240
             frames = sorted(found, key=lambda p: int(p.stem.split("_")[1]))
             images = [frame.read_bytes() for frame in frames]
