@@ -35,6 +35,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from _server_process import ServerProcess
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SERVER = ROOT / "tests" / "connectors" / "fault_server.py"
@@ -159,31 +161,13 @@ def worker(name: str, config: dict[str, Any]) -> None:
 # --- orchestration ------------------------------------------------------------------------
 
 
-class FaultServerProcess:
+class FaultServerProcess(ServerProcess):
     """The fault server in its own process, fresh for each cell (its counts start at zero)."""
 
     def __init__(self, seed: int) -> None:
-        self.seed = seed
-
-    def __enter__(self) -> str:
-        argv = [sys.executable, str(SERVER), "--port", "0", "--seed", str(self.seed)]
-        self.process = subprocess.Popen(
-            [*argv, "--stall", str(STALL)], stdout=subprocess.PIPE, text=True
+        super().__init__(
+            SERVER, "--seed", str(seed), "--stall", str(STALL), what="the fault server"
         )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line.startswith("PORT "):
-            self.process.kill()
-            raise RuntimeError(f"the fault server did not start: {line!r}")
-        return f"http://127.0.0.1:{int(line.split()[1])}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 def run_cell(name: str, base: str, config: dict[str, Any]) -> dict[str, Any]:

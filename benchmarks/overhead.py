@@ -127,31 +127,11 @@ def _summary(result: dict[str, Any]) -> str:
     )
 
 
-class FakeServer:
-    """The canned chat-completions server in its own process."""
+def fake_server() -> Any:
+    """The canned chat-completions server in its own process (a ``ServerProcess``)."""
+    from _server_process import ServerProcess
 
-    pid: int | None = None
-
-    def __enter__(self) -> str:
-        script = HERE / "_fake_openai_server.py"
-        self.process = subprocess.Popen(
-            [sys.executable, str(script), "--port", "0"], stdout=subprocess.PIPE, text=True
-        )
-        assert self.process.stdout is not None
-        self.pid = self.process.pid
-        line = self.process.stdout.readline()
-        if not line.startswith("PORT "):
-            self.process.kill()
-            raise RuntimeError(f"fake server did not start: {line!r}")
-        return f"http://127.0.0.1:{int(line.split()[1])}/v1"
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+    return ServerProcess(HERE / "_fake_openai_server.py", path="/v1", what="fake server")
 
 
 # --- orchestration ---------------------------------------------------------------------
@@ -238,7 +218,7 @@ def main() -> None:
         if name in selected and not args.skip_inprocess:
             measure("inprocess", name, "inprocess", name, work["inprocess"], 300)
     if not args.skip_http:
-        server = FakeServer()
+        server = fake_server()
         with server as base_url:
             http_names = [n for n in HTTP if n in selected]
             if "agentsdk" in http_names and args.transports is None:

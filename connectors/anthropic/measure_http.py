@@ -26,6 +26,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "connectors" / "fault_server.py"
 OUTPUT = ROOT / "benchmarks" / "results" / "anthropic_http.json"
+sys.path.append(str(ROOT / "benchmarks"))  # appended: its mcp.py must not shadow the package
+from _server_process import ServerProcess  # noqa: E402
+
 VARIANTS = {"aiohttp": "agentsdk.http on aiohttp (now)", "httpx": "httpx pool (before)"}
 
 
@@ -101,26 +104,9 @@ async def _cell(
     }
 
 
-class _Server:
+def _server() -> ServerProcess:
     """The fault server with no faults, in its own process."""
-
-    def __enter__(self) -> str:
-        argv = [sys.executable, str(SERVER), "--port", "0", "--weights", '{"ok": 1}']
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line.startswith("PORT "):
-            self.process.kill()
-            raise RuntimeError(f"the server did not start: {line!r}")
-        return f"http://127.0.0.1:{int(line.split()[1])}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+    return ServerProcess(SERVER, "--weights", '{"ok": 1}')
 
 
 def main() -> None:
@@ -144,7 +130,7 @@ def main() -> None:
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "cells": [],
     }
-    with _Server() as base:
+    with _server() as base:
         for concurrency, runs in plan:
             for stream in (False, True):
                 for _round in range(1 if args.quick else args.rounds):
