@@ -33,7 +33,7 @@ from ..tasks import Rollout, Suite, Task, ToolkitPool, World, run_task
 from ..tasks.runner import EvalResults, make_model, trajectory
 from ..tasks.summary import summarize, write_markdown
 from ..tools import ToolContext
-from ._progress import show_plugin_logs
+from ._progress import Progress, show_plugin_logs
 
 DEMO_MODEL = "local:default"
 DEMO_TASKS = ("threejs/place-and-frame", "finance/ibm-total-return")
@@ -42,17 +42,9 @@ DEMO_TASKS = ("threejs/place-and-frame", "finance/ibm-total-return")
 _SEES = ("cut off", "not visible", "hidden", "hint:", "blank", "objects visible")
 
 
-class DemoProgress:
+class DemoProgress(Progress):
     """Live lines for one task: turns, tiers, tool calls with durations, and the report
-    lines the agent acted on."""
-
-    def __init__(self, out: TextIO, started: float):
-        self.out = out
-        self.started = started
-
-    def _line(self, text: str) -> None:
-        self.out.write(f"[{time.perf_counter() - self.started:6.1f}s] {text}\n")
-        self.out.flush()
+    lines the agent acted on (the timestamped lines of ``agentsdk run``'s progress)."""
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, ModelRequestStarted):
@@ -127,7 +119,7 @@ async def run_demo(
                 stream.write(f"\ntask {n}/{len(found)}: {task.id}\n  {task.prompt}\n")
                 turns: list[dict[str, Any]] = []
                 transcript: list[Any] = []
-                progress = DemoProgress(stream, time.perf_counter())
+                progress = DemoProgress(stream)
 
                 async def keep(world: World, transcript: list[Any] = transcript) -> None:
                     transcript[:] = world.messages
