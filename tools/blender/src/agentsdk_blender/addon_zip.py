@@ -13,6 +13,7 @@ _SOURCES = (
     "engine_io.py",
     "engine_measure.py",
     "engine_passes.py",
+    "engine_place.py",
     "engine_render.py",
     "engine_settings.py",
     "engine_state.py",

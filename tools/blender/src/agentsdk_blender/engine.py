@@ -17,7 +17,7 @@ from typing import Any
 import bpy
 from mathutils import Vector
 
-from . import engine_io, engine_measure, engine_passes, engine_render
+from . import engine_io, engine_measure, engine_passes, engine_place, engine_render
 from .engine_errors import CommandError, ScriptFailed
 from .engine_state import SavedScene, SceneSnapshot
 from .framing import PROTOCOL_VERSION
@@ -57,18 +57,6 @@ def _look_at(obj: Any, target: list[float]) -> None:
     obj.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
 
 
-def _triangles(obj: Any, depsgraph: Any) -> tuple[int, int]:
-    if obj.type != "MESH":
-        return 0, 0
-    evaluated = obj.evaluated_get(depsgraph)
-    mesh = evaluated.to_mesh()
-    try:
-        mesh.calc_loop_triangles()
-        return len(mesh.polygons), len(mesh.loop_triangles)
-    finally:
-        evaluated.to_mesh_clear()
-
-
 def _material_values(mat: Any) -> JSON:
     """Base colour, metallic and roughness: from the Principled BSDF node when there is one."""
     colour, metallic, roughness = list(mat.diffuse_color), mat.metallic, mat.roughness
@@ -87,8 +75,8 @@ def _material_values(mat: Any) -> JSON:
 
 
 def _describe(obj: Any, depsgraph: Any) -> JSON:
-    polygons, triangles = _triangles(obj, depsgraph)
-    return {
+    geometry = engine_place.world_geometry(obj, depsgraph)
+    described = {
         "name": obj.name,
         "type": obj.type,
         "parent": obj.parent.name if obj.parent else None,
@@ -99,9 +87,13 @@ def _describe(obj: Any, depsgraph: Any) -> JSON:
         "materials": [s.material.name for s in obj.material_slots if s.material],
         "material_values": [_material_values(s.material) for s in obj.material_slots if s.material],
         "modifiers": [{"name": m.name, "type": m.type} for m in obj.modifiers],
-        "polygons": polygons,
-        "triangles": triangles,
+        "polygons": geometry.polygons,
+        "triangles": len(geometry.triangles),
     }
+    if len(geometry.points):  # world height range, so a model can check what stands where
+        described["lowest_z"] = _vec([geometry.points[:, 2].min()])[0] + 0.0
+        described["top_z"] = _vec([geometry.points[:, 2].max()])[0] + 0.0
+    return described
 
 
 # --- commands -------------------------------------------------------------------------
@@ -172,8 +164,21 @@ def create_primitive(args: JSON) -> JSON:
         obj.name = args["name"]
         obj.data.name = args["name"]
     _apply_transform(obj, args)
+    if args.get("base_color") is not None:
+        _give_material(obj, {"base_color": args["base_color"]})
+    return _placed(obj, args)
+
+
+def _placed(obj: Any, args: JSON) -> JSON:
+    """The object after an optional ``rest_on``, described, with what the rest measured."""
+    detail = None
+    if args.get("rest_on"):
+        detail = engine_place.rest(obj, args["rest_on"], keep_xy=args.get("location") is not None)
     bpy.context.view_layer.update()
-    return _describe(obj, bpy.context.evaluated_depsgraph_get())
+    described = _describe(obj, bpy.context.evaluated_depsgraph_get())
+    if detail is not None:
+        described["rests_on"] = detail
+    return described
 
 
 def _apply_transform(obj: Any, args: JSON) -> None:
@@ -191,13 +196,19 @@ def set_transform(args: JSON) -> JSON:
     _apply_transform(obj, args)
     if args.get("look_at") is not None:
         _look_at(obj, args["look_at"])
-    bpy.context.view_layer.update()
-    return _describe(obj, bpy.context.evaluated_depsgraph_get())
+    return _placed(obj, args)
 
 
 def set_material(args: JSON) -> JSON:
     """Create or update a Principled BSDF material and assign it to an object."""
     obj = _object(args["name"])
+    mat = _give_material(obj, args)
+    return {"object": obj.name, "material": mat.name}
+
+
+def _give_material(obj: Any, args: JSON) -> Any:
+    """The object's Principled BSDF material (``<object>_material`` unless named), made or
+    updated from ``args`` (set_material's fields and defaults), as its only material."""
     if obj.type != "MESH":
         raise CommandError(f"{obj.name!r} is a {obj.type}, only meshes take materials")
     mat_name = args.get("material_name") or f"{obj.name}_material"
@@ -221,7 +232,7 @@ def set_material(args: JSON) -> JSON:
     mat.roughness = float(args.get("roughness", 0.5))
     obj.data.materials.clear()
     obj.data.materials.append(mat)
-    return {"object": obj.name, "material": mat.name}
+    return mat
 
 
 def add_modifier(args: JSON) -> JSON:

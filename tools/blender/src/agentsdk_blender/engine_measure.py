@@ -11,6 +11,7 @@ from mathutils.bvhtree import BVHTree
 from numpy.typing import NDArray
 
 from .engine_errors import CommandError
+from .engine_place import world_geometry
 from .engine_settings import settings_kept
 from .engine_vision import EDGE, Projection, object_facts
 
@@ -26,29 +27,12 @@ def _object(name: str) -> Any:
 
 
 def _world_mesh(obj: Any) -> tuple[NDArray[Any], NDArray[Any]]:
-    """World-space vertices and triangles of an object as rendered (modifiers applied)."""
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    evaluated = obj.evaluated_get(depsgraph)
-    try:
-        mesh = evaluated.to_mesh()
-    except RuntimeError:
-        mesh = None
-    if mesh is None:
-        location = np.array(obj.matrix_world.translation, np.float64).reshape(1, 3)
-        return location, np.zeros((0, 3), np.int64)
-    try:
-        local = np.empty(len(mesh.vertices) * 3, np.float64)
-        mesh.vertices.foreach_get("co", local)
-        mesh.calc_loop_triangles()
-        triangles = np.empty(len(mesh.loop_triangles) * 3, np.int64)
-        mesh.loop_triangles.foreach_get("vertices", triangles)
-    finally:
-        evaluated.to_mesh_clear()
-    matrix = np.array(evaluated.matrix_world, np.float64)
-    points = local.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
+    """World-space vertices and triangles of an object as rendered (modifiers applied); an
+    object without geometry is one point at its location."""
+    points, triangles, _ = world_geometry(obj)
     if len(points) == 0:
-        points = matrix[:3, 3].reshape(1, 3)
-    return points, triangles.reshape(-1, 3)
+        points = np.array(obj.matrix_world.translation, np.float64).reshape(1, 3)
+    return points, triangles
 
 
 def measure(args: JSON) -> JSON:

@@ -25,6 +25,14 @@ Resolution = Annotated[tuple[Pixels, Pixels], Field(description="width, height: 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 ObjectNames = Annotated[list[str], Field(min_length=1, description="one or more object names")]
+RestOn = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description='"ground" (lowest point at z=0) or an object whose top it then stands on '
+        "(centred on it in X/Y unless a location is given)",
+    ),
+]
 
 __all__ = [
     "COMMAND_ARGS",
@@ -156,6 +164,10 @@ class CreatePrimitiveArgs(_Strict):
     location: Vector3 | None = None
     rotation_degrees: Vector3 | None = None
     scale: Vector3 | None = None
+    base_color: RGBA | None = Field(
+        None, description='linear RGBA: gives it the material "<name>_material" (see set_material)'
+    )
+    rest_on: RestOn | None = None
 
 
 class SetTransformArgs(_Strict):
@@ -166,6 +178,7 @@ class SetTransformArgs(_Strict):
     rotation_degrees: Vector3 | None = None
     scale: Vector3 | None = None
     look_at: Vector3 | None = None
+    rest_on: RestOn | None = None
 
 
 class SetMaterialArgs(_Strict):

@@ -54,6 +54,11 @@ class ObjectInfo(BaseModel):
     modifiers: list[ModifierInfo]
     polygons: int
     triangles: int
+    lowest_z: float | None = Field(None, description="world z of the lowest point of its geometry")
+    top_z: float | None = Field(None, description="world z of the highest point of its geometry")
+    rests_on: str | None = Field(
+        None, description="after rest_on: what it stands on and the heights measured"
+    )
 
 
 class SceneInfo(BaseModel):

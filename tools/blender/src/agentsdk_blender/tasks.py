@@ -69,11 +69,10 @@ def suite() -> Suite:
             "Add a red cube named Crate at the origin.",
             [exists("Crate", triangles=12), centre("Crate", [0, 0, 0]), red("Crate")],
             [
-                call("create_primitive", kind="cube", name="Crate"),
-                call("set_material", name="Crate", base_color=[0.8, 0.05, 0.05, 1.0]),
+                call("create_primitive", kind="cube", name="Crate", color="red"),
                 "A red cube named Crate stands at the origin.",
             ],
-            tags=("two-tool",),
+            tags=("one-tool",),
             description="a named cube at the origin with a red base colour",
         ),
         _task(
@@ -81,13 +80,7 @@ def suite() -> Suite:
             "Create a UV sphere named Ball, 3 m in diameter, resting on the ground (its lowest point at z = 0).",
             [exists("Ball"), size("Ball", [3, 3, 3]), bottom_at("Ball", 0.0)],
             [
-                call(
-                    "create_primitive",
-                    kind="uv_sphere",
-                    name="Ball",
-                    size=3.0,
-                    location=[0, 0, 1.5],
-                ),
+                call("create_primitive", kind="uv_sphere", name="Ball", size=3.0, rest_on="ground"),
                 "Ball is a 3 m sphere resting on the ground.",
             ],
             tags=("one-tool",),
@@ -106,8 +99,8 @@ def suite() -> Suite:
                 centre("Top", [0, 0, 0], "xy"),
             ],
             [
-                call("create_primitive", kind="cube", name="Base", size=1.0, location=[0, 0, 0.5]),
-                call("create_primitive", kind="cube", name="Top", size=0.5, location=[0, 0, 1.25]),
+                call("create_primitive", kind="cube", name="Base", size=1.0, rest_on="ground"),
+                call("create_primitive", kind="cube", name="Top", size=0.5, rest_on="Base"),
                 "Top rests centred on Base, which stands on the ground.",
             ],
             tags=("multi-step", "measure"),

@@ -4,17 +4,26 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from agentsdk import ToolError, tool
 
 from . import protocol as p
+from .colours import parse_colour
 from .protocol import RGB, RGBA, NonNegative, ObjectNames, Positive, Unit, Vector3
 from .toolkit_base import BlenderToolkitBase, build_args
 from .toolkit_files import AssetTools
 from .toolkit_measure import MeasureTools
 from .toolkit_passes import PassTools
 from .worker import CommandFailed, WorkerRestartedError
+
+OptText = Annotated[str | None, WithJsonSchema({"type": "string"})]
+"""An optional text argument, shown to the model as a plain string (a shorter schema)."""
+
+
+def _given(text: str | None) -> str | None:
+    """An optional text argument; small models often send "" for "not given"."""
+    return text.strip() if text and text.strip() else None
 
 
 class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
@@ -66,6 +75,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         location: Vector3 | None = None,
         rotation_degrees: Vector3 | None = None,
         scale: Vector3 | None = None,
+        color: OptText = None,
+        rest_on: OptText = None,
     ) -> object:
         """Add a mesh primitive to the scene.
 
@@ -73,13 +84,18 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
             kind: Which primitive.
             name: Object name (Blender appends .001 if taken; the real name is returned).
             size: Overall size in metres (cube edge, sphere diameter...).
-            location: X, Y, Z in metres (Z is up).
+            location: Centre X, Y, Z in metres (Z is up).
             rotation_degrees: Euler XYZ rotation in degrees.
             scale: Scale factors per axis.
+            color: Name (red) or hex (#ff8800).
+            rest_on: "ground" (lowest point at z=0) or an object to stand on (centred on it
+                unless location is given).
         """
         args = build_args(
             p.CreatePrimitiveArgs, kind=kind, name=name, size=size, location=location,
             rotation_degrees=rotation_degrees, scale=scale,
+            base_color=parse_colour(color) if color and color.strip() else None,
+            rest_on=_given(rest_on),
         )  # fmt: skip
         return self.reply(await self.call_engine("create_primitive", args, p.ObjectInfo))
 
@@ -91,6 +107,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         rotation_degrees: Vector3 | None = None,
         scale: Vector3 | None = None,
         look_at: Vector3 | None = None,
+        rest_on: OptText = None,
     ) -> object:
         """Move, rotate or scale an object; omitted values stay as they are.
 
@@ -100,10 +117,12 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
             rotation_degrees: New Euler XYZ rotation in degrees.
             scale: New scale factors.
             look_at: Turn the object so its -Z axis points at this point (cameras, lights).
+            rest_on: Then drop it onto "ground" (z=0) or an object's top (centred on it unless
+                location is given).
         """
         args = build_args(
             p.SetTransformArgs, name=name, location=location, rotation_degrees=rotation_degrees,
-            scale=scale, look_at=look_at,
+            scale=scale, look_at=look_at, rest_on=_given(rest_on),
         )  # fmt: skip
         return self.reply(await self.call_engine("set_transform", args, p.ObjectInfo))
 

@@ -1,0 +1,144 @@
+"""Geometry in world space and goal-level placement: rest an object on the ground or on
+another object (stdlib + bpy + numpy; ships inside the add-on too).
+
+A small model cannot work out where a rotated, scaled or modified object's lowest point is;
+Blender can, from the evaluated mesh, so ``rest_on`` moves the object by exactly that much
+and measures again, so the result the model reads is what the scene holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import bpy
+import numpy as np
+from mathutils import Vector
+from numpy.typing import NDArray
+
+from .engine_errors import CommandError
+
+GROUND = "ground"
+"""``rest_on`` value meaning the plane z = 0 (unless an object has exactly that name)."""
+
+NO_GEOMETRY = frozenset(
+    {"CAMERA", "LIGHT", "LIGHT_PROBE", "EMPTY", "SPEAKER", "ARMATURE", "LATTICE"}
+)
+"""Object types that have no surface of their own (nothing to rest, nothing to rest on)."""
+
+
+class Geometry(NamedTuple):
+    """An object's evaluated geometry (modifiers applied) in world space."""
+
+    points: NDArray[Any]  # (N, 3) vertex positions, metres
+    triangles: NDArray[Any]  # (M, 3) vertex indices
+    polygons: int
+
+
+def _empty() -> Geometry:
+    return Geometry(np.zeros((0, 3), np.float64), np.zeros((0, 3), np.int64), 0)
+
+
+def world_geometry(obj: Any, depsgraph: Any | None = None) -> Geometry:
+    """World-space vertices and triangles of an object as rendered (empty when it has none)."""
+    if obj.type in NO_GEOMETRY:
+        return _empty()
+    depsgraph = depsgraph or bpy.context.evaluated_depsgraph_get()
+    evaluated = obj.evaluated_get(depsgraph)
+    try:
+        mesh = evaluated.to_mesh()
+    except RuntimeError:
+        mesh = None
+    if mesh is None:
+        return _empty()
+    try:
+        local = np.empty(len(mesh.vertices) * 3, np.float64)
+        mesh.vertices.foreach_get("co", local)
+        mesh.calc_loop_triangles()
+        triangles = np.empty(len(mesh.loop_triangles) * 3, np.int64)
+        mesh.loop_triangles.foreach_get("vertices", triangles)
+        polygons = len(mesh.polygons)
+    finally:
+        evaluated.to_mesh_clear()
+    matrix = np.array(evaluated.matrix_world, np.float64)
+    points = local.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
+    return Geometry(points, triangles.reshape(-1, 3), polygons)
+
+
+def _num(value: float) -> float:
+    return round(float(value), 6) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+def _points(obj: Any, role: str) -> NDArray[Any]:
+    points = world_geometry(obj).points
+    if len(points) == 0:
+        kind = obj.type.lower().replace("_", " ")
+        if role == "rest":
+            raise CommandError(
+                f"{obj.name!r} is a {kind} without geometry, so it cannot rest on anything; "
+                "give it a location instead"
+            )
+        raise CommandError(
+            f"cannot rest on {obj.name!r}: it is a {kind} without geometry; "
+            f'rest on "{GROUND}" or on a mesh'
+        )
+    return points
+
+
+def _support(obj: Any, target: str) -> Any | None:
+    """The object to rest on, or None for the ground."""
+    support = bpy.data.objects.get(target)
+    if support is None:
+        if target.strip().lower() == GROUND:
+            return None
+        known = ", ".join(sorted(o.name for o in bpy.data.objects if o != obj)[:20]) or "none"
+        raise CommandError(
+            f'rest_on: no object named {target!r}; use "{GROUND}" (z=0) or one of: {known}'
+        )
+    if support == obj:
+        raise CommandError(f"{obj.name!r} cannot rest on itself")
+    parent = support.parent
+    while parent is not None:
+        if parent == obj:
+            raise CommandError(
+                f"{obj.name!r} cannot rest on {support.name!r}: it is parented to "
+                f"{obj.name!r} and would move with it"
+            )
+        parent = parent.parent
+    return support
+
+
+def _move(obj: Any, delta: Vector) -> None:
+    """Translate an object by a world-space vector, whatever its parent's transform."""
+    if obj.parent is None and not obj.constraints:
+        obj.location += delta
+        return
+    # matrix_world = P @ matrix_basis: a world step is P's inverse applied to the location.
+    outer = obj.matrix_world @ obj.matrix_basis.inverted_safe()
+    obj.location += outer.to_3x3().inverted_safe() @ delta
+
+
+def rest(obj: Any, target: str, *, keep_xy: bool) -> str:
+    """Move ``obj`` up or down so its lowest point touches the ground (z = 0) or the top of
+    ``target``'s world bounding box; over an object it is also centred on it in X/Y unless
+    ``keep_xy``. Returns what was measured afterwards, for the model to read."""
+    support = _support(obj, target)
+    bpy.context.view_layer.update()
+    points = _points(obj, "rest")
+    delta = Vector((0.0, 0.0, 0.0))
+    top = 0.0
+    if support is not None:
+        under = _points(support, "support")
+        top = float(under[:, 2].max())
+        if not keep_xy:
+            centre = (under[:, :2].min(axis=0) + under[:, :2].max(axis=0)) / 2
+            own = (points[:, :2].min(axis=0) + points[:, :2].max(axis=0)) / 2
+            delta.x, delta.y = (float(v) for v in centre - own)
+    delta.z = top - float(points[:, 2].min())
+    _move(obj, delta)
+    bpy.context.view_layer.update()
+    after = _points(obj, "rest")
+    low = _num(after[:, 2].min())
+    if support is None:
+        return f"ground: lowest z={low:g}"
+    where = "at the given x, y" if keep_xy else "centred on it"
+    return f"{support.name} (top z={_num(top):g}): lowest z={low:g}, {where}"
