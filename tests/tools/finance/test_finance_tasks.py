@@ -163,3 +163,49 @@ async def test_dates_written_in_words_count(finance_suite, tmp_path) -> None:
         task, [call("performance", symbol="MSFT"), _step_answer(wrong)], tmp_path / "w"
     )
     assert {c.name for c in run.verdict.failed} == {"MSFT: answer states the peak date"}
+
+
+def _damaged_lines() -> dict[str, int]:
+    """date -> file line (header = 1) of each row whose close is zero or empty, read back
+    from the task's damaged copy with the csv module."""
+    import csv
+
+    from agentsdk_finance.tasks.files import task_data
+
+    with (task_data() / "damaged" / "MSFT.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    return {r["date"][:10]: i + 2 for i, r in enumerate(rows) if r["close"].strip() in ("0", "")}
+
+
+@pytest.mark.anyio
+async def test_bad_rows_may_be_named_as_a_list(finance_suite, tmp_path) -> None:
+    task = finance_suite.get("damaged-file")
+    performance = call("performance", symbol="MSFT", start="2008", end="2008")
+    ref = await run_task(task, "reference", workdir=tmp_path / "ref")  # writes the copy
+    assert ref.passed, ref.verdict.reasons
+    a, b = sorted(_damaged_lines().values())
+    assert len(_damaged_lines()) == 2 and a < b
+    named_exactly = [
+        f"Rows {a} and {b} are bad, so there is no return.",
+        f"lines {a}, {b}",
+        f"The bad rows are: {a} & {b}.",
+        f"line {a} and line {b} have a zero or missing close",
+    ]
+    wrong = {
+        f"rows {a} and {b + 1} are bad": f"does not name {_day_of(b)} (line {b})",
+        f"lines {a}, {b} and {b + 100} are bad": f"names row(s) {b + 100}, which are not bad",
+        f"row {a} is bad": f"does not name {_day_of(b)} (line {b})",
+        f"rows {a}-{b} are bad": "does not name",  # a range is not a list of rows
+    }
+    for i, answer in enumerate([*named_exactly, *wrong]):
+        run = await _run(task, [performance, _step_answer(answer)], tmp_path / str(i))
+        if answer in named_exactly:
+            assert run.passed, (answer, run.verdict.reasons)
+        else:
+            failed = {c.name: c.reason for c in run.verdict.failed}
+            assert set(failed) == {"answer names every bad row"}, (answer, failed)
+            assert wrong[answer] in failed["answer names every bad row"]
+
+
+def _day_of(line: int) -> str:
+    return next(day for day, n in _damaged_lines().items() if n == line)

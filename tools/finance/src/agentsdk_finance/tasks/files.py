@@ -89,26 +89,48 @@ def _bad_lines() -> dict[date, int]:
         }
 
 
-def _names_bad_rows(text: str) -> list[str]:
+# A row number, never part of a date or a decimal ("row 2008-03-14" names a date).
+_ROW = r"\d+(?!\d|[-/.:]\d)"
+_AND = r"\s*(?:,\s*(?:and\b|or\b)?|\band\b|\bor\b|&)\s*"
+# "line 52", "rows 52 and 198", "lines 52, 198 and 300", "the bad rows are: 52 & 198"
+_ROW_LIST = re.compile(
+    rf"\b(?:rows?|lines?)(?:\s+(?:numbers?|nos?\.?|are|were|is|was)\b)*\s*[:#]?\s*"
+    rf"({_ROW}(?:{_AND}#?{_ROW})*)",
+    re.I,
+)
+
+
+def rows_named(text: str) -> set[int]:
+    """Every number written as a row or line: singly or in a list after row(s)/line(s)."""
+    return {int(n) for group in _ROW_LIST.findall(text) for n in re.findall(r"\d+", group)}
+
+
+def _bad_row_problems(text: str) -> list[str]:
+    """What ``text`` gets wrong in naming the bad rows: each one not named by its date
+    or its file line, and each row number it names that is not a bad row."""
     lines = _bad_lines()
-    written = tc.dates_in(text)
-    return [
-        f"{day} (line {line})"
+    written, named = tc.dates_in(text), rows_named(text)
+    problems = [
+        f"does not name {day} (line {line})"
         for day, line in lines.items()
-        if str(day) not in written and not re.search(rf"\bline {line}\b", text)
+        if str(day) not in written and line not in named
     ]
+    wrong = sorted(named - set(lines.values()))
+    if wrong:
+        problems.append(f"names row(s) {', '.join(map(str, wrong))}, which are not bad")
+    return problems
 
 
 def _tool_named_bad_rows(world: World) -> CheckValue:
     for text in tc.errors_of(world, "performance", "price_history", "compare"):
-        if text.startswith("bad_data") and not _names_bad_rows(text):
+        if text.startswith("bad_data") and not _bad_row_problems(text):
             return True, "the tool refused the data and named the bad rows"
     return False, "no tool result refused MSFT's data naming the bad rows"
 
 
 def _answer_names_bad_rows(world: World) -> CheckValue:
-    missing = _names_bad_rows(world.answer)
-    return not missing, "names every bad row" if not missing else f"does not name {missing}"
+    problems = _bad_row_problems(world.answer)
+    return not problems, "; ".join(problems) or "names every bad row"
 
 
 def _answer_gives_no_figure(world: World) -> CheckValue:
