@@ -6,7 +6,8 @@ total return from 2005 to 2010 was 64.8%"). Where a figure came from is a fact t
 toolkit knows: each successful result of its tools carries a ``cite`` line (source,
 symbol, period). So the toolkit, not the model, attaches it — only for results whose
 numbers the answer actually states, so a wrong or invented figure gets no citation,
-and an answer with no tool results stays as it is.
+and an answer with no tool results stays as it is. A text result (the chart's caption)
+cites line by line: ``<figures>. Source: <cite line>``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,18 @@ def _cited_parts(data: Any) -> Iterator[tuple[str, Any]]:
             yield from _cited_parts(item)
 
 
+_SOURCE_LINE = re.compile(r"^(?P<figures>.*?)\bSource: (?P<cite>.+)$", re.M)
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _text_parts(text: str) -> Iterator[tuple[str, list[float]]]:
+    """(cite line, figures) of each ``<figures>. Source: <cite>`` line of a text result
+    (the chart's caption); dates are not figures."""
+    for m in _SOURCE_LINE.finditer(text):
+        plain = _ISO_DATE.sub(" ", m["figures"])
+        yield m["cite"].strip(), [float(n.replace(",", "")) for n, _ in _NUMBER.findall(plain)]
+
+
 def _stated(answer: str) -> list[tuple[float, int, bool]]:
     """Figures the answer states: (value, decimals, is a percentage). Bare integers are
     left out (years, counts) unless they are percentages."""
@@ -91,13 +104,13 @@ def cite_answer(answer: str, messages: Sequence[Message], tools: Iterable[str]) 
             if result.name not in names or result.is_error:
                 continue
             try:
-                data = json.loads(result.text)
+                parts = [(c, list(_figures(p))) for c, p in _cited_parts(json.loads(result.text))]
             except ValueError:
-                continue
-            for cite, part in _cited_parts(data):
+                parts = list(_text_parts(result.text))
+            for cite, figures in parts:
                 if cite in answer or cite in cites:
                     continue
-                if _matches(stated, list(_figures(part))):
+                if _matches(stated, figures):
                     cites.append(cite)
     if not cites:
         return answer

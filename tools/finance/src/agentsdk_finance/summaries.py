@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
+import pandas as pd
 from pydantic import BaseModel
 
 from agentsdk_finance.fundamentals import Ratios, compute_ratios
@@ -18,6 +19,57 @@ class Bar(BaseModel):
     close: float
 
 
+_INTERVAL_WORDS = {"1d": "daily", "1wk": "weekly", "1mo": "monthly", "3mo": "quarterly"}
+
+
+def price_column(history: PriceHistory) -> str:
+    """The column every figure of a summary quotes: ``adj_close`` when the source has
+    one (then the plain close would be a different, unadjusted number), else ``close``."""
+    return "adj_close" if "adj_close" in history.frame.columns else "close"
+
+
+def price_text(value: float) -> str:
+    """A price as the headlines write it: 2 decimals, 4 significant digits below 1."""
+    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.4g}"
+
+
+def _label(history: PriceHistory) -> str:
+    return "adj close" if price_column(history) == "adj_close" else "close"
+
+
+def _day(ts: object) -> date:
+    day: date = pd.Timestamp(ts).date()
+    return day
+
+
+def price_moves(history: PriceHistory, extremes: bool = False) -> str:
+    """``close 58.28 -> 27.91[, lowest close .. on .., highest close .. on ..], total
+    return -52.1%, max drawdown -69.1% (peak 2000-01-03, trough 2009-03-09)``: the
+    figures a chart of the history shows, in words, for a model that cannot see it."""
+    prices = history.price.dropna()
+    label = _label(history)
+    dd = max_drawdown(prices)
+    parts = [f"{label} {price_text(prices.iloc[0])} -> {price_text(prices.iloc[-1])}"]
+    if extremes:
+        low, high = prices.idxmin(), prices.idxmax()
+        parts.append(f"lowest {label} {price_text(prices.loc[low])} on {_day(low)}")
+        parts.append(f"highest {label} {price_text(prices.loc[high])} on {_day(high)}")
+    change = float(prices.iloc[-1] / prices.iloc[0] - 1)
+    parts.append(f"total return {change:.1%}")
+    parts.append(
+        f"max drawdown {dd.max_drawdown:.1%} (peak {dd.peak_date}, trough {dd.trough_date})"
+    )
+    return ", ".join(parts)
+
+
+def chart_line(history: PriceHistory) -> str:
+    """One line per charted symbol: its window, the figures the chart shows, its cite."""
+    return (
+        f"{history.symbol} {history.start}..{history.end}: {price_moves(history)}."
+        f" Source: {history.provenance.cite()}"
+    )
+
+
 class PriceSummary(BaseModel):
     """A few numbers that describe a price history; never the raw rows."""
 
@@ -26,10 +78,11 @@ class PriceSummary(BaseModel):
     symbol: str
     interval: str
     bars: int
+    price_column: str  # what every price below is: "adj_close" (adjusted) or "close"
     first: Bar
     last: Bar
-    high: Bar  # the highest price (adjusted close when there is one) and its day
-    low: Bar
+    high: Bar  # the highest price in the window (of price_column, not intraday) and its day
+    low: Bar  # the lowest, likewise (on 1mo bars: the lowest month-end close)
     change_pct: float
     max_drawdown_pct: float
     drawdown_peak: date
@@ -41,22 +94,26 @@ class PriceSummary(BaseModel):
 
 
 def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15) -> PriceSummary:
-    """Summary statistics plus the last few bars and at most ``max_years`` year-end closes."""
+    """Summary statistics plus the last few bars and at most ``max_years`` year-end closes.
+
+    The ``summary`` line states the first and last price, the lowest and highest with
+    their days, the total return and the max drawdown, all of ``price_column``.
+    """
     prices = history.price.dropna()
 
     def bar(ts: object) -> Bar:
-        return Bar(date=ts.date(), close=round(float(prices.loc[ts]), 4))  # type: ignore[attr-defined]
+        return Bar(date=_day(ts), close=round(float(prices.loc[ts]), 4))
 
     yearly = prices.groupby(prices.index.year).last().tail(max_years)
     volume = float(history.frame["volume"].mean()) if "volume" in history.frame else None
     known_volume = volume is not None and volume == volume  # mean skips NaN; all NaN -> NaN
     dd = max_drawdown(prices)
     change = float(prices.iloc[-1] / prices.iloc[0] - 1)
+    kind = _INTERVAL_WORDS.get(history.interval, history.interval)
     summary = (
         f"{history.symbol} {history.start}..{history.end} (source: {history.provenance.source}):"
-        f" {len(prices)} bars, close {prices.iloc[0]:.2f} -> {prices.iloc[-1]:.2f}, total return "
-        f"{change:.1%}, max drawdown {dd.max_drawdown:.1%} (peak {dd.peak_date}, trough "
-        f"{dd.trough_date}){'' if known_volume else ', volume unknown'}"
+        f" {len(prices)} {kind} bars, {price_moves(history, extremes=True)}"
+        f"{'' if known_volume else ', volume unknown'}"
     )
     return PriceSummary(
         summary=summary,
@@ -64,6 +121,7 @@ def summarise_prices(history: PriceHistory, recent: int = 5, max_years: int = 15
         symbol=history.symbol,
         interval=history.interval,
         bars=len(prices),
+        price_column=price_column(history),
         first=bar(prices.index[0]),
         last=bar(prices.index[-1]),
         high=bar(prices.idxmax()),

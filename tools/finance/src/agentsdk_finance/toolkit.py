@@ -24,6 +24,7 @@ from agentsdk_finance.summaries import (
     FundamentalsView,
     PriceSummary,
     align_histories,
+    chart_line,
     compare_rows,
     summarise_prices,
     view_fundamentals,
@@ -235,23 +236,24 @@ class FinanceToolkit(Toolkit):
         """
         names = _symbols(symbols)
         if len(names) == 1:
-            history = self._history(names[0], start, end)
-            png = charts.price_chart(history)
-            caption = f"{names[0]} price with SMA 50/200 and drawdown. Source: {history.provenance.cite()}"
+            histories = [self._history(names[0], start, end)]
+            png = charts.price_chart(histories[0])
+            title = f"{names[0]} price with SMA 50/200 and drawdown"
         else:
             histories, _ = self._common(names, start, end)
             png = charts.comparison_chart(histories)
-            cites = "; ".join(h.provenance.cite() for h in histories)
-            caption = f"{', '.join(names)} rebased to 100. Sources: {cites}"
+            title = f"{', '.join(names)} rebased to 100 on {histories[0].start}, log scale"
+        # the figures the picture shows, in words: a model without vision reads them here
+        caption = "\n".join([f"{title}:", *(chart_line(h) for h in histories)])
         image = Image(data=png, media_type="image/png")
         filename = f"chart-{_safe_name(names)}.png"
         if self.output_dir is not None:
             self.output_dir.mkdir(parents=True, exist_ok=True)
             saved = self.output_dir / filename
             saved.write_bytes(png)
-            caption += f" Saved: {saved}"
+            caption += f"\nSaved: {saved}"
         elif ctx is not None:
-            caption += f" Saved: {ctx.artifacts.save_bytes(filename, png)}"
+            caption += f"\nSaved: {ctx.artifacts.save_bytes(filename, png)}"
         return [caption, image]
 
     @tool
