@@ -302,3 +302,20 @@ def test_the_tool_schemas_offer_colour_and_rest_on() -> None:
     assert create["color"]["type"] == "string" and "#ff8800" in create["color"]["description"]
     assert "ground" in create["rest_on"]["description"]
     assert "ground" in move["rest_on"]["description"]
+    # Optional vectors are shown as plain 3-number arrays (no anyOf/null: a shorter prompt).
+    location = {k: v for k, v in create["location"].items() if k not in ("default", "description")}
+    assert location == {"type": "array", "items": {"type": "number"}, "minItems": 3, "maxItems": 3}
+
+
+async def test_the_short_schemas_still_validate(toolkit: BlenderToolkit) -> None:
+    await toolkit.reset()
+    refused = {
+        "location": ("create_primitive", {"kind": "cube", "location": [1, 2]}),
+        "scale": ("set_transform", {"name": "Nope", "scale": [1, "x", 1]}),
+        "base_color": ("set_material", {"name": "Nope", "base_color": [2, 0, 0, 1]}),
+        "resolution": ("render", {"resolution": [8, 8]}),
+    }
+    for field, (tool_name, arguments) in refused.items():
+        outcome = await call(toolkit, tool_name, **arguments)
+        assert outcome.is_error and field in outcome.text, (field, outcome.text)
+    assert await objects(toolkit) == {}

@@ -4,21 +4,27 @@ from __future__ import annotations
 
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, WithJsonSchema
+from pydantic import Field
 
 from agentsdk import ToolError, tool
 
 from . import protocol as p
 from .colours import parse_colour
-from .protocol import RGB, RGBA, NonNegative, ObjectNames, Positive, Unit, Vector3
-from .toolkit_base import BlenderToolkitBase, build_args
+from .protocol import NonNegative, ObjectNames, Positive, Unit
+from .toolkit_base import (
+    BlenderToolkitBase,
+    Colour3,
+    Colour4,
+    OptNumber,
+    OptText,
+    OptVec3,
+    Vec3,
+    build_args,
+)
 from .toolkit_files import AssetTools
 from .toolkit_measure import MeasureTools
 from .toolkit_passes import PassTools
 from .worker import CommandFailed, WorkerRestartedError
-
-OptText = Annotated[str | None, WithJsonSchema({"type": "string"})]
-"""An optional text argument, shown to the model as a plain string (a shorter schema)."""
 
 
 def _given(text: str | None) -> str | None:
@@ -70,11 +76,11 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         kind: Literal[
             "cube", "plane", "uv_sphere", "ico_sphere", "cylinder", "cone", "torus", "monkey"
         ],
-        name: str | None = None,
+        name: OptText = None,
         size: Positive = 2.0,
-        location: Vector3 | None = None,
-        rotation_degrees: Vector3 | None = None,
-        scale: Vector3 | None = None,
+        location: OptVec3 = None,
+        rotation_degrees: OptVec3 = None,
+        scale: OptVec3 = None,
         color: OptText = None,
         rest_on: OptText = None,
     ) -> object:
@@ -103,10 +109,10 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     async def set_transform(
         self,
         name: str,
-        location: Vector3 | None = None,
-        rotation_degrees: Vector3 | None = None,
-        scale: Vector3 | None = None,
-        look_at: Vector3 | None = None,
+        location: OptVec3 = None,
+        rotation_degrees: OptVec3 = None,
+        scale: OptVec3 = None,
+        look_at: OptVec3 = None,
         rest_on: OptText = None,
     ) -> object:
         """Move, rotate or scale an object; omitted values stay as they are.
@@ -130,21 +136,21 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     async def set_material(
         self,
         name: str,
-        base_color: RGBA = (0.8, 0.8, 0.8, 1.0),
+        base_color: Colour4 = (0.8, 0.8, 0.8, 1.0),
         metallic: Unit = 0.0,
         roughness: Unit = 0.5,
-        emission_color: RGB = (0.0, 0.0, 0.0),
+        emission_color: Colour3 = (0.0, 0.0, 0.0),
         emission_strength: NonNegative = 0.0,
-        material_name: str | None = None,
+        material_name: OptText = None,
     ) -> object:
         """Give a mesh a PBR (Principled BSDF) material, replacing its materials.
 
         Args:
             name: The mesh object.
-            base_color: Base colour RGBA, each 0..1.
+            base_color: Base colour RGBA, each 0..1 (linear).
             metallic: 0 dielectric .. 1 metal.
             roughness: 0 mirror .. 1 matte.
-            emission_color: Emitted light colour RGB, each 0..1.
+            emission_color: Emitted light colour RGB, each 0..1 (linear).
             emission_strength: Emission strength (0 = none).
             material_name: Material to create or reuse (default "<object>_material").
         """
@@ -165,10 +171,10 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         width: Positive = 0.05,
         segments: Annotated[int, Field(ge=1, le=32)] = 3,
         count: Annotated[int, Field(ge=1, le=1000)] = 3,
-        relative_offset: Vector3 = (1.0, 0.0, 0.0),
+        relative_offset: Vec3 = (1.0, 0.0, 0.0),
         axes: list[Literal["x", "y", "z"]] | None = None,
         operation: Literal["difference", "union", "intersect"] = "difference",
-        target: str | None = None,
+        target: OptText = None,
     ) -> object:
         """Add a modifier to a mesh (optionally applying it to the mesh data).
 
@@ -206,8 +212,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     @tool
     async def place_camera(
         self,
-        location: Vector3,
-        look_at: Vector3 = (0.0, 0.0, 0.0),
+        location: Vec3,
+        look_at: Vec3 = (0.0, 0.0, 0.0),
         lens_mm: Annotated[float, Field(gt=1, le=5000, allow_inf_nan=False)] = 50.0,
         name: str = "Camera",
         make_active: bool = True,
@@ -230,11 +236,11 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     @tool
     async def place_light(
         self,
-        location: Vector3,
-        look_at: Vector3 = (0.0, 0.0, 0.0),
+        location: Vec3,
+        look_at: Vec3 = (0.0, 0.0, 0.0),
         kind: Literal["point", "sun", "spot", "area"] = "sun",
-        energy: NonNegative | None = None,
-        color: RGB = (1.0, 1.0, 1.0),
+        energy: OptNumber = None,
+        color: Colour3 = (1.0, 1.0, 1.0),
         name: str = "Light",
     ) -> object:
         """Create or move a light and aim it at a point.
@@ -244,7 +250,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
             look_at: Point the light faces.
             kind: Light type.
             energy: Strength (sun: W/m², default 3; others: W, default 1000).
-            color: Light colour RGB, each 0..1.
+            color: Light colour RGB, each 0..1 (linear).
             name: Light object name.
         """
         args = build_args(

@@ -5,16 +5,39 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, WithJsonSchema
 
 from agentsdk import TextPart, Tool, ToolContext, ToolError, Toolkit
 
 from .paths import PathPolicy, PathRefused
+from .protocol import NonNegative, Pixels, Unit, Vector3
 from .worker import BlenderConnection, BlenderWorker, CommandFailed, ResultT, WorkerRestartedError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+# -- argument types as the model sees them ------------------------------------------------
+# Same validation as the protocol's types; only the JSON schema is shorter: pydantic writes an
+# optional 3-vector as anyOf [array with prefixItems of 3 numbers, null] (~200 characters),
+# where "3 numbers" says the same to a model in half of that. Omitted means None.
+
+
+def _items(item: dict[str, Any], count: int) -> WithJsonSchema:
+    return WithJsonSchema({"type": "array", "items": item, "minItems": count, "maxItems": count})
+
+
+_NUMBER: dict[str, Any] = {"type": "number"}
+_UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+Vec3 = Annotated[Vector3, _items(_NUMBER, 3)]
+OptVec3 = Annotated[Vector3 | None, _items(_NUMBER, 3)]
+Colour3 = Annotated[tuple[Unit, Unit, Unit], _items(_UNIT, 3)]
+Colour4 = Annotated[tuple[Unit, Unit, Unit, Unit], _items(_UNIT, 4)]
+Size2 = Annotated[
+    tuple[Pixels, Pixels], _items({"type": "integer", "minimum": 16, "maximum": 4096}, 2)
+]
+OptText = Annotated[str | None, WithJsonSchema({"type": "string"})]
+OptNumber = Annotated[NonNegative | None, WithJsonSchema({"type": "number", "minimum": 0})]
 
 GROUPS = ("core", "measure", "assets", "passes", "python")
 """Tool groups: ``core`` is on by default; the others are opt-in (``groups=[...]``)."""

@@ -17,8 +17,7 @@ from agentsdk import ToolContext, ToolError, tool
 
 from . import protocol as p
 from .paths import PathRefused, check_format
-from .protocol import Vector3
-from .toolkit_base import BlenderToolkitBase, build_args
+from .toolkit_base import BlenderToolkitBase, OptVec3, build_args
 from .validation import AssetReport, AssetSpec, validate_asset
 
 Format = Literal["glb", "gltf", "fbx", "obj", "stl", "ply"]
@@ -95,7 +94,7 @@ class AssetTools(BlenderToolkitBase):
         self,
         path: str,
         max_triangles: Annotated[int, Field(gt=0)] | None = None,
-        expected_dimensions_m: Vector3 | None = None,
+        expected_dimensions_m: OptVec3 = None,
         dimension_tolerance: Annotated[float, Field(ge=0, le=1)] = 0.1,
         require_watertight: bool = False,
         require_uvs: bool = False,

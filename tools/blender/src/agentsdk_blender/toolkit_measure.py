@@ -17,7 +17,7 @@ from agentsdk import tool
 
 from . import protocol as p
 from .protocol import ObjectNames, Vector3
-from .toolkit_base import build_args
+from .toolkit_base import OptText, Vec3, build_args
 from .toolkit_render import RenderTools
 
 Tolerance = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
@@ -126,7 +126,7 @@ class MeasureTools(RenderTools):
 
     @tool
     async def assert_dimensions(
-        self, name: str, expected: Vector3, tolerance: Tolerance = 0.05
+        self, name: str, expected: Vec3, tolerance: Tolerance = 0.05
     ) -> AssertResult:
         """Check an object's world size (X, Y, Z in metres) within a relative tolerance.
 
@@ -257,7 +257,7 @@ class MeasureTools(RenderTools):
         self,
         names: ObjectNames,
         min_coverage: Annotated[float, Field(ge=0, le=1)] | None = None,
-        camera: str | None = None,
+        camera: OptText = None,
     ) -> AssertResult:
         """Check that objects are fully inside a camera's frame (every vertex in front of the
         camera and within the image), and optionally that together they cover at least

@@ -15,8 +15,7 @@ from pydantic import BaseModel
 from agentsdk import ToolContext, tool
 
 from . import protocol as p
-from .protocol import Resolution
-from .toolkit_base import build_args
+from .toolkit_base import Size2, build_args
 from .toolkit_render import RenderTools
 
 
@@ -45,7 +44,7 @@ class PassTools(RenderTools):
     async def render_passes(
         self,
         name: str = "passes",
-        resolution: Resolution = (320, 240),
+        resolution: Size2 = (320, 240),
         ctx: ToolContext | None = None,
     ) -> object:
         """Write the scene camera's depth (metres along the view axis; .npy float32 and a

@@ -14,8 +14,7 @@ from pydantic import Field
 from agentsdk import Image, TextPart, ToolContext, ToolError, tool
 
 from . import protocol as p
-from .protocol import Resolution, Vector3
-from .toolkit_base import BlenderToolkitBase, build_args
+from .toolkit_base import BlenderToolkitBase, OptVec3, Size2, build_args
 from .visibility import report_for
 
 Engine = Literal["workbench", "cycles", "eevee"]
@@ -89,14 +88,14 @@ class RenderTools(BlenderToolkitBase):
     async def render(
         self,
         engine: Engine = "workbench",
-        resolution: Resolution = (320, 240),
+        resolution: Size2 = (320, 240),
         samples: Annotated[int, Field(ge=1, le=4096)] = 16,
         views: list[p.View] | None = None,
         ctx: ToolContext | None = None,
     ) -> list[str | Image | TextPart]:
         """Render the scene; each view comes with a short report of what it shows (per
-        object: share of the frame, box in pixels, colour, cut off by the frame, hidden
-        behind others) and framing hints, plus the image.
+        object: share of the frame, where, colour, cut off by the frame, hidden behind
+        others) and framing hints, plus the image.
 
         Args:
             engine: workbench (fast flat shading), cycles (CPU path tracing) or eevee (slow here).
@@ -124,7 +123,7 @@ class RenderTools(BlenderToolkitBase):
     async def fit_view(
         self,
         names: list[str] | None = None,
-        direction: Vector3 | None = None,
+        direction: OptVec3 = None,
         margin: Annotated[float, Field(ge=1.0, le=10.0)] = 1.1,
     ) -> object:
         """Move the scene camera so the named objects (default: all) are fully in frame,
