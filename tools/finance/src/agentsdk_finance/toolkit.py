@@ -29,6 +29,7 @@ from agentsdk_finance.summaries import (
     summarise_prices,
     view_fundamentals,
 )
+from agentsdk_finance.warmup import with_warmup
 
 _HINTS = {
     "invalid_symbol": "Check the ticker spelling.",
@@ -179,17 +180,24 @@ class FinanceToolkit(Toolkit):
 
     @tool
     def indicators(self, symbol: str, start: str = "", end: str = "") -> IndicatorSnapshot:
-        """Latest SMA 50/200, EMA 12/26, RSI 14, MACD and Bollinger bands, with signals.
+        """SMA 50/200, EMA 12/26, RSI 14, MACD, Bollinger bands as of end, with signals.
 
         Args:
             symbol: ticker, e.g. IBM.
-            start: first day YYYY-MM-DD or a year; empty for all data.
-            end: last day YYYY-MM-DD or a year; empty for all data.
+            start: first day YYYY-MM-DD or a year (earlier bars are loaded for the
+                look-backs); empty for all data.
+            end: the as-of day YYYY-MM-DD or a year; empty for all data.
         """
-        history = self._history(symbol, start, end)
-        if len(history.frame) < 30:
-            raise ToolError("no_data: indicators need at least 30 bars. Use a longer range.")
-        return indicator_snapshot(history)
+        try:
+            warm = with_warmup(
+                self.provider,
+                symbol.strip().upper(),
+                _day(start, "start", is_end=False),
+                _day(end, "end", is_end=True),
+            )
+        except MarketDataError as err:
+            raise self._tool_error(err) from err
+        return indicator_snapshot(warm.history, warmup=warm.warmup)
 
     @tool
     def compare(self, symbols: str, start: str = "", end: str = "") -> Comparison:
