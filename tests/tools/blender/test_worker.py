@@ -57,16 +57,18 @@ async def test_handshake_and_warm_calls(worker: BlenderWorker) -> None:
     assert first.background is True
 
 
-def test_other_protocol_version_is_refused() -> None:
+@pytest.mark.parametrize("other", [PROTOCOL_VERSION + 1, 1])  # 1: an add-on before rest_on
+def test_other_protocol_version_is_refused(other: int) -> None:
     hello = {
         "hello": "agentsdk-blender",
-        "protocol_version": PROTOCOL_VERSION + 1,
+        "protocol_version": other,
         "blender_version": "5.0.1",
         "pid": 1,
         "background": True,
     }
-    with pytest.raises(ProtocolMismatchError, match="speaks protocol 2"):
+    with pytest.raises(ProtocolMismatchError, match=f"speaks protocol {other},") as caught:
         check_hello(hello, "the Blender worker")
+    assert "agentsdk_blender.addon_zip" in str(caught.value)
 
 
 async def test_unknown_object_is_a_clear_error(worker: BlenderWorker) -> None:

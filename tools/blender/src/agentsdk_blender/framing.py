@@ -12,8 +12,10 @@ import struct
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-PROTOCOL_VERSION = 1
-"""Bumped whenever a command or frame shape changes incompatibly."""
+PROTOCOL_VERSION = 2
+"""Bumped whenever a command or frame shape changes incompatibly (2: ``create_primitive``
+takes ``base_color`` and ``rest_on``, ``set_transform`` takes ``rest_on``: an add-on of
+version 1 in a Blender without pydantic would ignore them and place objects wrongly)."""
 
 SYNC_MARKER = b"\x00agentsdk-blender-frames\x00"
 """Written by the worker just before its greeting, so a host can skip any banner."""

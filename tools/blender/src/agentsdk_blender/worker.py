@@ -93,7 +93,9 @@ def check_hello(frame: dict[str, Any] | None, where: str) -> Hello:
         raise ProtocolMismatchError(f"{where} sent an unexpected greeting: {exc}") from None
     if hello.protocol_version != PROTOCOL_VERSION:
         raise ProtocolMismatchError(
-            f"{where} speaks protocol {hello.protocol_version}, this client {PROTOCOL_VERSION}"
+            f"{where} speaks protocol {hello.protocol_version}, this client {PROTOCOL_VERSION}: "
+            "install the add-on built by this agentsdk-blender (python -m "
+            "agentsdk_blender.addon_zip) into that Blender"
         )
     return hello
 
