@@ -364,16 +364,66 @@ def provenance_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def find_result(
-    world: World, tools: tuple[str, ...], symbol: str, span: str
-) -> list[dict[str, Any]]:
-    """Result objects of ``tools`` whose provenance is ``symbol`` over exactly ``span``."""
-    return [
-        row
-        for data in payloads(world, *tools)
-        for row in provenance_rows(data)
-        if row["provenance"].get("symbol") == symbol and row["provenance"].get("period") == span
-    ]
+# one line per charted symbol: "<SYM> <first>..<last>: <figures>. Source: <cite line>"
+_TEXT_LINE = re.compile(
+    r"^(?P<symbol>\S+) (?P<first>\d{4}-\d{2}-\d{2})\.\.(?P<last>\d{4}-\d{2}-\d{2}): "
+    r"(?P<figures>.+?)\. Source: (?P<cite>.+)$",
+    re.M,
+)
+_TEXT_PERCENTS = {  # the keys price_history's JSON uses for the same figures
+    "change_pct": re.compile(r"\btotal return (-?\d+(?:\.\d+)?)%"),
+    "max_drawdown_pct": re.compile(r"\bmax drawdown (-?\d+(?:\.\d+)?)%"),
+}
+_TEXT_FALL = re.compile(r"\bmax drawdown [^(]*\(peak (\S+), trough ([^)\s]+)\)")
+
+
+def text_rows(text: str) -> list[dict[str, Any]]:
+    """The figures of a text result (the chart's caption), one row per
+    ``<SYM> <first>..<last>: ... Source: <cite>`` line, shaped like a JSON result:
+    ``provenance`` (symbol, the line's window), ``cite``, ``change_pct``,
+    ``max_drawdown_pct``, ``drawdown_peak``, ``drawdown_trough``, and ``precision``: half
+    a unit of each number's last written digit (text states a figure rounded)."""
+    rows = []
+    for line in _TEXT_LINE.finditer(text):
+        row: dict[str, Any] = {
+            "provenance": {
+                "symbol": line["symbol"],
+                "period": f"{line['first']}..{line['last']}",
+                "as_of": line["last"],
+            },
+            "cite": line["cite"].strip(),
+            "precision": {},
+        }
+        for key, pattern in _TEXT_PERCENTS.items():
+            if found := pattern.search(line["figures"]):
+                decimals = len(found[1].partition(".")[2])
+                row[key] = float(found[1])
+                row["precision"][key] = 0.5 * 10**-decimals
+        if fall := _TEXT_FALL.search(line["figures"]):
+            row["drawdown_peak"], row["drawdown_trough"] = fall[1], fall[2]
+        rows.append(row)
+    return rows
+
+
+def result_rows(world: World, tool: str) -> list[dict[str, Any]]:
+    """Every result object of ``tool`` that carries a provenance: from its JSON results
+    (``provenance_rows``) and from its text results (``text_rows``), in order."""
+    rows: list[dict[str, Any]] = []
+    for result in world.results_of(tool):
+        try:
+            data = json.loads(result.text)
+        except ValueError:
+            rows += text_rows(result.text)
+            continue
+        if isinstance(data, dict):
+            rows += provenance_rows(data)
+    return rows
+
+
+def written_precision(row: dict[str, Any], path: str) -> float:
+    """How precisely a text result wrote the figure at ``path`` (0: a JSON number)."""
+    value = row.get("precision", {}).get(path.rstrip("%"), 0.0)
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def dig(data: dict[str, Any], path: str) -> float | None:

@@ -407,11 +407,9 @@ def file_tasks() -> list[Task]:
             "Draw a chart of MSFT from 2000 to 2010 so I can see it, and tell me its maximum "
             "drawdown in that period with the source.",
             (msft_dd,),
-            [
-                call("chart", symbols="MSFT", start="2000", end="2010"),
-                call("performance", symbol="MSFT", start="2000", end="2010"),
-            ],
-            tools=("performance", "price_history"),
+            # the chart's caption states the window's drawdown: one call does both parts
+            [call("chart", symbols="MSFT", start="2000", end="2010")],
+            tools=("chart", "performance", "price_history"),
             tags=("multi-step", "charts"),
             description="A chart PNG saved in the run folder, and the drawdown of the same window.",
             extra=(Check("MSFT chart saved as a PNG", _chart_saved),),

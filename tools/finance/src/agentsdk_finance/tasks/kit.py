@@ -22,6 +22,9 @@ INSTRUCTIONS = (
     "sign. If a tool says the data is bad, name the bad rows and give no figure."
 )
 FINANCE = ToolkitSpec("finance")
+# Tools whose figures are "as of" the window's last bar, whatever its start (indicators
+# load earlier bars for their look-backs): a result counts when it is as of the right day.
+AS_OF_TOOLS = frozenset({"indicators"})
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,12 @@ class Figure:
             return value if isinstance(value, str) else None
         number = tc.dig(row, path.rstrip("%"))
         return None if number is None else (number / 100 if path.endswith("%") else number)
+
+    def tool_tolerance(self, tool: str, row: dict[str, Any]) -> float:
+        """How close the tool's own figure must be: a tenth of the answer's tolerance, or
+        the rounding of a figure the tool wrote as text (``-69.1%``: 0.05 points)."""
+        written = tc.written_precision(row, self.fields.get(tool, ""))
+        return max(self.tolerance / 10, written if self.percent else written / self.unit)
 
     def matches(self, value: float | str | None, tolerance: float) -> bool:
         """Whether a number (fraction for percent figures) or date string is the expected one."""
@@ -112,32 +121,66 @@ class Subject:
         """Words that identify the source in a citation."""
         return self.tokens or tc.source_tokens(self.symbol)
 
+    def as_of(self) -> str:
+        """The last trading day of the window: the day indicator values are as of."""
+        return str(self.data()[-1][0])
+
+    def shown_by(self, tool: str, row: dict[str, Any]) -> bool:
+        """Whether a result row of ``tool`` is about this subject: its symbol over exactly
+        the window, or, for an as-of tool, its window ending on the as-of day (the values
+        of any window ending there are the same; they are checked on their own)."""
+        prov = row["provenance"]
+        if prov.get("symbol") != self.symbol:
+            return False
+        if tool in AS_OF_TOOLS and self.fixed_span is None:
+            day = self.as_of()
+            ends = str(prov.get("period", "")).rpartition("..")[2]
+            return ends == day and str(row.get("as_of", prov.get("as_of"))) == day
+        return bool(prov.get("period") == self.span())
+
+    def work(self, world: World, tools: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+        """The result rows of ``tools`` about this subject whose own figures are right."""
+        found = []
+        for tool in tools:
+            figures = [f for f in self.figures if f.fields.get(tool)]
+            if not figures:
+                continue
+            for row in tc.result_rows(world, tool):
+                if self.shown_by(tool, row) and all(
+                    f.matches(f.tool_value(tool, row), f.tool_tolerance(tool, row)) for f in figures
+                ):
+                    found.append((tool, row))
+        return found
+
+    def spans_to_cite(self, world: World, tools: tuple[str, ...]) -> list[str]:
+        """The periods a citation may give: the window, and the period an as-of tool
+        stated in a result that did the work (indicators over 2012-12-31..2012-12-31)."""
+        spans = [self.span()]
+        for tool, row in self.work(world, tools):
+            period = str(row["provenance"].get("period", ""))
+            if tool in AS_OF_TOOLS and period not in spans:
+                spans.append(period)
+        return spans
+
 
 def work_check(subject: Subject, tools: tuple[str, ...]) -> Check:
-    """One of ``tools`` returned ``subject``'s symbol over its period with its figures."""
+    """One of ``tools`` returned ``subject``'s symbol over its period with its figures
+    (an as-of tool: as of its last day)."""
 
     def check(world: World) -> CheckValue:
-        span = subject.span()
-        for tool in tools:
-            for row in tc.find_result(world, (tool,), subject.symbol, span):
-                wrong = [
-                    f.label
-                    for f in subject.figures
-                    if f.fields.get(tool)
-                    and not f.matches(f.tool_value(tool, row), f.tolerance / 10)
-                ]
-                if not wrong and any(f.fields.get(tool) for f in subject.figures):
-                    return True, f"{tool} returned {subject.symbol} over {span} with the figures"
-        return (
-            False,
-            f"no {'/'.join(tools)} result for {subject.symbol} over {span} holds the figures",
-        )
+        found = subject.work(world, tools)
+        if found:
+            tool, row = found[0]
+            return True, f"{tool} returned {subject.symbol} over {row['provenance']['period']}"
+        when = f"as of {subject.as_of()}" if set(tools) <= AS_OF_TOOLS else f"over {subject.span()}"
+        return False, f"no {'/'.join(tools)} result for {subject.symbol} {when} holds the figures"
 
     return Check(f"{subject.symbol}: tool result over the right period", check, weight=1.0)
 
 
-def answer_checks(subject: Subject) -> list[Check]:
-    """The answer states each figure of ``subject`` and cites its source and period."""
+def answer_checks(subject: Subject, tools: tuple[str, ...] = ()) -> list[Check]:
+    """The answer states each figure of ``subject`` and cites its source and period (the
+    window, or the period an as-of result among ``tools`` stated for it)."""
     checks = []
     for figure in subject.figures:
 
@@ -149,7 +192,14 @@ def answer_checks(subject: Subject) -> list[Check]:
         checks.append(Check(f"{subject.symbol}: answer states the {figure.label}", states))
 
     def cited(world: World) -> CheckValue:
-        return tc.cites(world.answer, subject.symbol, subject.span(), subject.source_words())
+        spans = subject.spans_to_cite(world, tools)
+        verdicts = [
+            tc.cites(world.answer, subject.symbol, s, subject.source_words()) for s in spans
+        ]
+        if any(ok for ok, _ in verdicts):
+            return next(v for v in verdicts if v[0])
+        others = f" (or the period {' or '.join(spans[1:])})" if len(spans) > 1 else ""
+        return False, verdicts[0][1] + others
 
     checks.append(Check(f"{subject.symbol}: answer cites source, symbol and period", cited))
     return checks
@@ -175,8 +225,7 @@ def reference_answer(
             rows = [
                 (tool, row)
                 for tool in tools
-                for data in tc.payloads(world, tool)
-                for row in tc.provenance_rows(data)
+                for row in tc.result_rows(world, tool)
                 if row["provenance"]["symbol"] == subject.symbol
             ]
             row = rows[-1][1]
@@ -216,7 +265,7 @@ def figure_task(
     checks: list[Check] = []
     for subject in subjects:
         checks.append(work_check(subject, tools))
-        checks.extend(answer_checks(subject))
+        checks.extend(answer_checks(subject, tools))
     checks.append(Check("answer is not a list of guesses", not_fishing))
     checks.extend(extra)
     return Task(
@@ -264,18 +313,30 @@ def drawdown_figures(symbol: str, lo: date | None, hi: date | None) -> tuple[Fig
     return (
         Figure(
             "max drawdown",
-            {"performance": "drawdown.max_drawdown", "price_history": "max_drawdown_pct%"},
+            {
+                "performance": "drawdown.max_drawdown",
+                "price_history": "max_drawdown_pct%",
+                "chart": "max_drawdown_pct%",  # its caption states the same window's figures
+            },
             lambda: fall().depth,
             unsigned=True,
         ),
         Figure(
             "peak date",
-            {"performance": "drawdown.peak_date", "price_history": "drawdown_peak"},
+            {
+                "performance": "drawdown.peak_date",
+                "price_history": "drawdown_peak",
+                "chart": "drawdown_peak",
+            },
             lambda: str(fall().peak),
         ),
         Figure(
             "trough date",
-            {"performance": "drawdown.trough_date", "price_history": "drawdown_trough"},
+            {
+                "performance": "drawdown.trough_date",
+                "price_history": "drawdown_trough",
+                "chart": "drawdown_trough",
+            },
             lambda: str(fall().trough),
         ),
     )
