@@ -33,6 +33,17 @@ async def test_check_suite_passes_for_the_whole_suite(finance_suite, tmp_path: P
     assert len(small) >= 4 and all(len(t.reference) <= 3 for t in small)
 
 
+def test_the_instructions_order_the_tool_call_before_the_answer(finance_suite) -> None:
+    # a small model answered with the instruction's own words before calling any tool
+    steps = dict(re.findall(r"^Step (\d): (.+)$", finance_suite.instructions, flags=re.M))
+    assert list(steps) == ["1", "2"], finance_suite.instructions
+    assert "call the tool" in steps["1"] and "summary line" not in steps["1"]
+    assert steps["2"].startswith("only after the results are in") and "summary line" in steps["2"]
+    for kept in ("never compute or guess", "one decimal", "name the bad rows and give no figure"):
+        assert kept in finance_suite.instructions
+    assert len(finance_suite.instructions.split()) <= 90  # it is in every prompt
+
+
 def test_the_suite_is_installed_under_its_entry_point(sample_files) -> None:
     installed = load_suite("finance")
     assert [t.id for t in installed] == [t.id for t in suite()]

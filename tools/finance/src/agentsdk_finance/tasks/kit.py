@@ -14,12 +14,16 @@ from agentsdk.tasks import Check, CheckValue, Task, ToolkitSpec, World
 
 from agentsdk_finance.tasks import checks as tc
 
+# Numbered steps, the tool call first: worded as one sentence ("... answer: copy the
+# summary line ..."), the 1.5B model wrote those words as its first reply in 2 of 18 tasks.
 INSTRUCTIONS = (
-    "You are a careful financial analyst with market-data tools. Get every number from a "
-    "tool call; never compute or guess one yourself. When the tool results are in, answer: "
-    "copy the summary line of each tool result you used (it names the symbol, the period "
-    "and the source), then answer the question, with percentages to one decimal and a % "
-    "sign. If a tool says the data is bad, name the bad rows and give no figure."
+    "You are a careful financial analyst with market-data tools.\n"
+    "Step 1: call the tool(s) the question needs; your first reply is a tool call. Take "
+    "every number from a tool result; never compute or guess one.\n"
+    "Step 2: only after the results are in, answer. Begin with the summary line of each "
+    "result you used (it names symbol, period and source), then answer the question, "
+    "percentages to one decimal with a % sign.\n"
+    "If a tool says the data is bad, name the bad rows and give no figure."
 )
 FINANCE = ToolkitSpec("finance")
 # Tools whose figures are "as of" the window's last bar, whatever its start (indicators
