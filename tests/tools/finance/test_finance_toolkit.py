@@ -111,6 +111,27 @@ async def test_chart_returns_a_png_the_model_sees(finance: dict, tmp_path: Path)
 
 
 @pytest.mark.anyio
+async def test_no_tool_changes_the_world_and_rerunning_the_writers_is_harmless(
+    finance: dict, tmp_path: Path
+) -> None:
+    # unmarked on purpose: durable runs may replay them, the tier policy treats them as reads
+    assert not [name for name, t in finance.items() if t.side_effects]
+    report_args = {"symbols": "MSFT", "start": "2008", "end": "2009"}
+    chart_args = {"symbols": "MSFT", "start": "2008", "end": "2009"}
+    ctx = _ctx(tmp_path, "research_report")
+    first = await finance["research_report"].call(report_args, ctx=ctx)
+    report = Path(json.loads(first.text)["report_path"])
+    written = report.read_text()
+    charts = [await finance["chart"].call(chart_args, ctx=ctx) for _ in range(2)]
+    again = await finance["research_report"].call(report_args, ctx=ctx)
+    assert again.text == first.text and report.read_text() == written  # same file, same words
+    saved = [Path(re.search(r"Saved: (\S+)", c.text).group(1)) for c in charts]
+    assert saved[0] != saved[1] and saved[0].read_bytes() == saved[1].read_bytes()
+    strip = [re.sub(r"Saved: .*", "", c.text) for c in charts]
+    assert strip[0] == strip[1]
+
+
+@pytest.mark.anyio
 @pytest.mark.slow
 async def test_research_report_cites_every_figure(finance: dict, tmp_path: Path) -> None:
     out = await finance["research_report"].call(
