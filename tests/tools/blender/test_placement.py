@@ -212,7 +212,7 @@ async def test_colour_by_name_or_hex_sets_the_base_colour(
 async def test_set_material_later_updates_the_same_material(toolkit: BlenderToolkit) -> None:
     await toolkit.reset()
     await ok(toolkit, "create_primitive", kind="cube", name="Crate", color="red")
-    await ok(toolkit, "create_primitive", kind="cube", name="Crate", color="blue")  # Crate.001
+    await ok(toolkit, "create_primitive", kind="cube", name="Crate.001", color="blue")
     await ok(toolkit, "set_material", name="Crate", base_color=[0, 1, 0, 1], metallic=1.0)
     scene = await objects(toolkit)
     assert scene["Crate"]["materials"] == ["Crate_material"]

@@ -57,7 +57,8 @@ async def test_handshake_and_warm_calls(worker: BlenderWorker) -> None:
     assert first.background is True
 
 
-@pytest.mark.parametrize("other", [PROTOCOL_VERSION + 1, 1])  # 1: an add-on before rest_on
+# 1: an add-on before rest_on; 2: one that renames a taken name to Crate.001
+@pytest.mark.parametrize("other", [PROTOCOL_VERSION + 1, 1, 2])
 def test_other_protocol_version_is_refused(other: int) -> None:
     hello = {
         "hello": "agentsdk-blender",

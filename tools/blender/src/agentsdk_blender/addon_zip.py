@@ -12,6 +12,7 @@ _SOURCES = (
     "engine_errors.py",
     "engine_io.py",
     "engine_measure.py",
+    "engine_names.py",
     "engine_passes.py",
     "engine_place.py",
     "engine_render.py",

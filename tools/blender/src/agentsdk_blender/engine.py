@@ -19,6 +19,7 @@ from mathutils import Vector
 
 from . import engine_io, engine_measure, engine_passes, engine_place, engine_render
 from .engine_errors import CommandError, ScriptFailed
+from .engine_names import give_name, refuse_other_type, refuse_taken
 from .engine_state import SavedScene, SceneSnapshot
 from .framing import PROTOCOL_VERSION
 
@@ -154,15 +155,16 @@ def reset(args: JSON) -> JSON:
 
 
 def create_primitive(args: JSON) -> JSON:
-    """Add a mesh primitive and name it."""
+    """Add a mesh primitive and name it; a name that is taken is refused (see engine_names)."""
     kind = args["kind"]
     if kind not in PRIMITIVES:
         raise CommandError(f"unknown primitive {kind!r}; use one of {sorted(PRIMITIVES)}")
+    if args.get("name"):
+        refuse_taken(args["name"])  # before anything is made
     PRIMITIVES[kind](float(args.get("size", 2.0)))
     obj = bpy.context.active_object
     if args.get("name"):
-        obj.name = args["name"]
-        obj.data.name = args["name"]
+        give_name(obj, args["name"])
     _apply_transform(obj, args)
     if args.get("base_color") is not None:
         _give_material(obj, {"base_color": args["base_color"]})
@@ -290,8 +292,9 @@ def place_camera(args: JSON) -> JSON:
     if obj is None:
         obj = bpy.data.objects.new(name, bpy.data.cameras.new(name))
         bpy.context.scene.collection.objects.link(obj)
+        give_name(obj, name)  # fails (rolled back) if Blender had to shorten it
     elif obj.type != "CAMERA":
-        raise CommandError(f"{name!r} exists and is a {obj.type}, not a camera")
+        refuse_other_type(obj, "camera", "place_camera")
     obj.location = args["location"]
     _look_at(obj, args.get("look_at", [0.0, 0.0, 0.0]))
     obj.data.lens = float(args.get("lens_mm", 50.0))
@@ -309,8 +312,9 @@ def place_light(args: JSON) -> JSON:
     if obj is None:
         obj = bpy.data.objects.new(name, bpy.data.lights.new(name, type=kind))
         bpy.context.scene.collection.objects.link(obj)
+        give_name(obj, name)  # fails (rolled back) if Blender had to shorten it
     elif obj.type != "LIGHT":
-        raise CommandError(f"{name!r} exists and is a {obj.type}, not a light")
+        refuse_other_type(obj, "light", "place_light")
     obj.data.type = kind
     energy = args.get("energy")
     obj.data.energy = float((3.0 if kind == "SUN" else 1000.0) if energy is None else energy)

@@ -88,7 +88,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
 
         Args:
             kind: Which primitive.
-            name: Object name (Blender appends .001 if taken; the real name is returned).
+            name: Object name; a name already in use is refused (change that object instead).
             size: Overall size in metres (cube edge, sphere diameter...).
             location: Centre X, Y, Z in metres (Z is up).
             rotation_degrees: Euler XYZ rotation in degrees.

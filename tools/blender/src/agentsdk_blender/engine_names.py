@@ -1,0 +1,78 @@
+"""Object names the caller chose: refuse one that is taken instead of letting Blender make
+``Crate.001`` (stdlib + bpy; ships inside the add-on too).
+
+Blender renames silently. A small model that asked for "Crate" and got "Crate.001" back
+tends to send the call again with the name it was given, and every call then makes another
+object under a new name, which no loop guard can see. Refusing, with where the existing
+object is and which tool changes it, gives the model the step it was looking for.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+import bpy
+
+from .engine_errors import CommandError
+
+# The tools that change an existing object of each type (the rest: set_transform and delete).
+_CHANGED_BY = {
+    "MESH": "change it with set_transform, set_material or add_modifier",
+    "CAMERA": "move or aim it with place_camera (same name) or set_transform",
+    "LIGHT": "move or aim it with place_light (same name) or set_transform",
+}
+
+
+def _num(value: float) -> str:
+    return f"{round(float(value), 3) + 0.0:g}"  # + 0.0: no "-0"
+
+
+def where(obj: Any) -> str:
+    """What and where an object is, in a few words: ``a mesh at (0, 0, 0.5), 1 x 1 x 1 m``."""
+    kind = obj.type.lower().replace("_", " ")
+    at = ", ".join(_num(v) for v in obj.matrix_world.translation)
+    text = f"a {kind} at ({at})"
+    if obj.type == "MESH":  # its size in the world: the local box times the world scale
+        box = [[corner[i] for corner in obj.bound_box] for i in range(3)]
+        scale = obj.matrix_world.to_scale()
+        size = [(max(axis) - min(axis)) * abs(s) for axis, s in zip(box, scale, strict=True)]
+        text += ", " + " x ".join(_num(v) for v in size) + " m"
+    if obj.parent is not None:
+        text += f", parented to {obj.parent.name!r}"
+    return text
+
+
+def refuse_taken(name: str) -> None:
+    """Raise a CommandError when an object is already called ``name`` (exactly: Blender's
+    names are case-sensitive). Nothing has been made yet when it raises."""
+    existing = bpy.data.objects.get(name)
+    if existing is None:
+        return
+    how = _CHANGED_BY.get(existing.type, "move it with set_transform")
+    raise CommandError(
+        f"an object named {name!r} already exists ({where(existing)}); {how}, or delete it "
+        "first, or give the new object another name"
+    )
+
+
+def refuse_other_type(obj: Any, wanted: str, tool: str) -> NoReturn:
+    """``place_camera``/``place_light`` move an object of their own type with that name;
+    any other object with it is refused, saying what and where it is."""
+    kind = wanted.lower()
+    raise CommandError(
+        f"{obj.name!r} is already taken by {where(obj)}, not a {kind}; give the {kind} "
+        f"another name (or delete {obj.name!r} first, then call {tool} again)"
+    )
+
+
+def give_name(obj: Any, name: str) -> None:
+    """Name a new object (and its data) exactly ``name``, or fail: the name is checked as
+    free before, so a difference now means Blender shortened it."""
+    obj.name = name
+    if obj.name != name:
+        raise CommandError(
+            f"the name {name[:24]!r}... is too long: {len(name.encode())} bytes, and Blender "
+            f"keeps {len(obj.name.encode())}; give a shorter name"
+        )
+    if obj.data is not None:
+        obj.data.name = name  # data blocks may get a suffix; nothing addresses them by name
