@@ -223,6 +223,48 @@ async def test_set_material_later_updates_the_same_material(toolkit: BlenderTool
     assert count["stdout"].strip() == "2"
 
 
+@pytest.mark.parametrize(
+    ("colour", "rgb8"),
+    [("orange", (255, 165, 0)), ("#3366cc", (51, 102, 204)), ("Dark Green", (0, 100, 0))],
+)  # fmt: skip
+async def test_set_material_takes_a_colour_name_like_its_rgba(
+    toolkit: BlenderToolkit, colour: str, rgb8: tuple[int, int, int]
+) -> None:
+    """color= and the equivalent linear base_color give the same material, read back from
+    the Principled BSDF; the linear values are computed here from the 8-bit sRGB code."""
+    await toolkit.reset()
+    for name in ("ByName", "ByNumbers"):
+        await ok(toolkit, "create_primitive", kind="cube", name=name)
+    rgba = [*(linear(c) for c in rgb8), 1.0]
+    by_name = await ok(toolkit, "set_material", name="ByName", color=colour, roughness=0.3)
+    await ok(toolkit, "set_material", name="ByNumbers", base_color=rgba, roughness=0.3)
+    assert by_name == {"object": "ByName", "material": "ByName_material"}
+    scene = await objects(toolkit)
+    named, numbered = scene["ByName"]["material_values"], scene["ByNumbers"]["material_values"]
+    assert named[0]["base_color"] == pytest.approx(rgba, abs=1e-5)
+    assert named[0]["base_color"] == pytest.approx(numbered[0]["base_color"], abs=1e-6)
+    assert named[0]["roughness"] == numbered[0]["roughness"] == pytest.approx(0.3)
+
+
+async def test_set_material_refuses_both_colours_and_unknown_names(
+    toolkit: BlenderToolkit,
+) -> None:
+    await toolkit.reset()
+    await ok(toolkit, "create_primitive", kind="cube", name="Crate", color="red")
+    before = await objects(toolkit)
+    both = await call(toolkit, "set_material", name="Crate", color="blue", base_color=[0, 0, 1, 1])
+    assert both.is_error and "either base_color" in both.text and "not both" in both.text
+    unknown = await call(toolkit, "set_material", name="Crate", color="blurple")
+    assert unknown.is_error and "unknown colour 'blurple'" in unknown.text
+    assert await objects(toolkit) == before  # still red, one material
+    # "" is "not given" (small models send it): the default grey, as with no colour at all.
+    grey = await ok(toolkit, "set_material", name="Crate", color="", metallic=0.5)
+    assert grey["material"] == "Crate_material"
+    [values] = (await objects(toolkit))["Crate"]["material_values"]
+    assert values["base_color"] == pytest.approx([0.8, 0.8, 0.8, 1.0])
+    assert values["metallic"] == pytest.approx(0.5)
+
+
 def test_every_named_colour_parses_to_its_own_linear_value() -> None:
     for name, code in COLOUR_NAMES.items():
         want = [linear(int(code[i : i + 2], 16)) for i in (0, 2, 4)]
@@ -300,6 +342,10 @@ def test_the_tool_schemas_offer_colour_and_rest_on() -> None:
     specs = {t.name: t.spec().parameters for t in BlenderToolkit().tools()}
     create, move = specs["create_primitive"]["properties"], specs["set_transform"]["properties"]
     assert create["color"]["type"] == "string" and "#ff8800" in create["color"]["description"]
+    material = specs["set_material"]["properties"]
+    assert material["color"]["type"] == "string" and "#ff8800" in material["color"]["description"]
+    assert material["base_color"]["maxItems"] == 4  # RGBA stays the other way to say it
+    assert specs["set_material"]["required"] == ["name"]
     assert "ground" in create["rest_on"]["description"]
     assert "ground" in move["rest_on"]["description"]
     # Optional vectors are shown as plain 3-number arrays (no anyOf/null: a shorter prompt).

@@ -14,7 +14,7 @@ from .protocol import NonNegative, ObjectNames, Positive, Unit
 from .toolkit_base import (
     BlenderToolkitBase,
     Colour3,
-    Colour4,
+    OptColour4,
     OptNumber,
     OptText,
     OptVec3,
@@ -30,6 +30,15 @@ from .worker import CommandFailed, WorkerRestartedError
 def _given(text: str | None) -> str | None:
     """An optional text argument; small models often send "" for "not given"."""
     return text.strip() if text and text.strip() else None
+
+
+def _colour(text: str | None) -> tuple[float, float, float, float] | None:
+    """A colour name or hex code as linear RGBA (None when not given)."""
+    given = _given(text)
+    return parse_colour(given) if given else None
+
+
+_GREY = (0.8, 0.8, 0.8, 1.0)  # set_material's base colour when none is given
 
 
 class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
@@ -100,7 +109,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         args = build_args(
             p.CreatePrimitiveArgs, kind=kind, name=name, size=size, location=location,
             rotation_degrees=rotation_degrees, scale=scale,
-            base_color=parse_colour(color) if color and color.strip() else None,
+            base_color=_colour(color),
             rest_on=_given(rest_on),
         )  # fmt: skip
         return self.reply(await self.call_engine("create_primitive", args, p.ObjectInfo))
@@ -136,7 +145,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     async def set_material(
         self,
         name: str,
-        base_color: Colour4 = (0.8, 0.8, 0.8, 1.0),
+        base_color: OptColour4 = None,
+        color: OptText = None,
         metallic: Unit = 0.0,
         roughness: Unit = 0.5,
         emission_color: Colour3 = (0.0, 0.0, 0.0),
@@ -147,15 +157,22 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
 
         Args:
             name: The mesh object.
-            base_color: Base colour RGBA, each 0..1 (linear).
+            base_color: Base colour RGBA, each 0..1 (linear); default light grey.
+            color: Instead of base_color: a name (red) or hex (#ff8800).
             metallic: 0 dielectric .. 1 metal.
             roughness: 0 mirror .. 1 matte.
             emission_color: Emitted light colour RGB, each 0..1 (linear).
             emission_strength: Emission strength (0 = none).
             material_name: Material to create or reuse (default "<object>_material").
         """
+        named = _colour(color)
+        if named is not None and base_color is not None:
+            raise ToolError(
+                "give either base_color (linear RGBA numbers) or color (a name or hex such as "
+                "#ff8800), not both"
+            )
         args = build_args(
-            p.SetMaterialArgs, name=name, base_color=base_color, metallic=metallic,
+            p.SetMaterialArgs, name=name, base_color=named or base_color or _GREY, metallic=metallic,
             roughness=roughness, emission_color=emission_color,
             emission_strength=emission_strength, material_name=material_name,
         )  # fmt: skip

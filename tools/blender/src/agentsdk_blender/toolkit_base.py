@@ -32,7 +32,7 @@ _UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
 Vec3 = Annotated[Vector3, _items(_NUMBER, 3)]
 OptVec3 = Annotated[Vector3 | None, _items(_NUMBER, 3)]
 Colour3 = Annotated[tuple[Unit, Unit, Unit], _items(_UNIT, 3)]
-Colour4 = Annotated[tuple[Unit, Unit, Unit, Unit], _items(_UNIT, 4)]
+OptColour4 = Annotated[tuple[Unit, Unit, Unit, Unit] | None, _items(_UNIT, 4)]
 Size2 = Annotated[
     tuple[Pixels, Pixels], _items({"type": "integer", "minimum": 16, "maximum": 4096}, 2)
 ]
