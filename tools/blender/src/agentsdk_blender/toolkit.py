@@ -49,7 +49,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     ``measure``, ``assets`` (import, validate), ``passes`` and ``python`` (free-form code,
     also switched on by ``allow_python=True``). Writes are confined to ``output_dir`` (else
     the run's artifacts folder), reads to ``read_roots`` (default: the current folder) and
-    the output folder.
+    the output folder. Tools that change the scene or write files are marked
+    ``side_effects=True`` (a resumed run never runs such a call twice); reads are not.
     """
 
     TOOL_GROUPS: ClassVar[dict[str, str]] = {"execute_python": "python"}
@@ -79,7 +80,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         args = p.SceneInfoArgs(offset=offset, limit=limit)
         return self.reply(await self.call_engine("scene_info", args, p.SceneInfo))
 
-    @tool
+    @tool(side_effects=True)
     async def create_primitive(
         self,
         kind: Literal[
@@ -114,7 +115,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         )  # fmt: skip
         return self.reply(await self.call_engine("create_primitive", args, p.ObjectInfo))
 
-    @tool
+    @tool(side_effects=True)
     async def set_transform(
         self,
         name: str,
@@ -141,7 +142,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         )  # fmt: skip
         return self.reply(await self.call_engine("set_transform", args, p.ObjectInfo))
 
-    @tool
+    @tool(side_effects=True)
     async def set_material(
         self,
         name: str,
@@ -178,7 +179,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         )  # fmt: skip
         return self.reply(await self.call_engine("set_material", args, p.MaterialResult))
 
-    @tool
+    @tool(side_effects=True)
     async def add_modifier(
         self,
         name: str,
@@ -216,7 +217,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         )  # fmt: skip
         return self.reply(await self.call_engine("add_modifier", args, p.ObjectInfo))
 
-    @tool
+    @tool(side_effects=True)
     async def delete(self, names: ObjectNames) -> object:
         """Delete objects; if any name is unknown nothing is deleted.
 
@@ -226,7 +227,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         args = build_args(p.DeleteArgs, names=names)
         return self.reply(await self.call_engine("delete", args, p.DeleteResult))
 
-    @tool
+    @tool(side_effects=True)
     async def place_camera(
         self,
         location: Vec3,
@@ -250,7 +251,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         )  # fmt: skip
         return self.reply(await self.call_engine("place_camera", args, p.ObjectInfo))
 
-    @tool
+    @tool(side_effects=True)
     async def place_light(
         self,
         location: Vec3,
@@ -276,7 +277,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         )  # fmt: skip
         return self.reply(await self.call_engine("place_light", args, p.ObjectInfo))
 
-    @tool
+    @tool(side_effects=True)
     async def execute_python(self, code: str) -> object:
         """Run Python with `bpy` in the Blender process and return stdout, stderr and any
         exception. On an exception the scene is restored. CPU time and memory are limited.

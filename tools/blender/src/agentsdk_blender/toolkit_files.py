@@ -49,7 +49,7 @@ class AssetTools(BlenderToolkitBase):
             raise ToolError(str(exc)) from None
         return source, fmt
 
-    @tool
+    @tool(side_effects=True)
     async def import_asset(
         self, path: str, format: Format | None = None, ctx: ToolContext | None = None
     ) -> object:
@@ -64,7 +64,7 @@ class AssetTools(BlenderToolkitBase):
         args = build_args(p.ImportAssetArgs, path=str(source), format=fmt)
         return self.reply(await self.call_engine("import_asset", args, p.ImportResult))
 
-    @tool
+    @tool(side_effects=True)
     async def export_asset(
         self,
         path: str,

@@ -40,7 +40,7 @@ class PassTools(RenderTools):
 
     TOOL_GROUPS: ClassVar[dict[str, str]] = {"render_passes": "passes"}
 
-    @tool
+    @tool(side_effects=True)
     async def render_passes(
         self,
         name: str = "passes",

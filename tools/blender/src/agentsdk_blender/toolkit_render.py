@@ -119,7 +119,7 @@ class RenderTools(BlenderToolkitBase):
         lead: list[str | Image | TextPart] = [f"Note: {notice}."] if notice else []
         return [*lead, "\n".join([head, *texts]), *(Image(item.png) for item in looks)]
 
-    @tool
+    @tool(side_effects=True)
     async def fit_view(
         self,
         names: list[str] | None = None,
