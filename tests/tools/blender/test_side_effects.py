@@ -24,12 +24,15 @@ FBX = ASSIMP / "FBX/box.fbx"  # validated through Blender (converted in a clean 
 # built below; the tests then check that the marking matches what the call does.
 CHANGES: dict[str, list[dict[str, Any]]] = {
     "create_primitive": [{"kind": "cube", "name": "New"}],
-    "set_transform": [{"name": "New", "location": [1, 2, 3]}],
+    "set_transform": [{"name": "New", "location": [1, 2, 3]}, {"name": "New", "look_at": "Ball"}],
     "set_material": [{"name": "New", "color": "red"}],
     "add_modifier": [{"name": "New", "kind": "bevel"}],
-    "delete": [{"names": ["New"]}],
+    "delete": [{"names": ["New"]}, {"keep": ["Crate", "Ball"]}],  # keep: the light goes
     "place_camera": [{"location": [7, -7, 5], "name": "Side", "make_active": False}],
-    "place_light": [{"location": [0, 0, 9], "name": "Top"}],
+    "place_light": [
+        {"location": [0, 0, 9], "name": "Top"},
+        {"location": [3, 3, 3], "look_at": "Crate"},
+    ],
     "fit_view": [{"names": ["Crate"]}],  # moves the scene camera
     "import_asset": [{"path": str(ASSIMP / "STL/triangle.stl")}],
     "export_asset": [{"path": "scene.glb"}],

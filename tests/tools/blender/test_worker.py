@@ -57,8 +57,9 @@ async def test_handshake_and_warm_calls(worker: BlenderWorker) -> None:
     assert first.background is True
 
 
-# 1: an add-on before rest_on; 2: one that renames a taken name to Crate.001
-@pytest.mark.parametrize("other", [PROTOCOL_VERSION + 1, 1, 2])
+# 1: an add-on before rest_on; 2: one that renames a taken name to Crate.001;
+# 3: one whose look_at takes only points and delete only names
+@pytest.mark.parametrize("other", [PROTOCOL_VERSION + 1, 1, 2, 3])
 def test_other_protocol_version_is_refused(other: int) -> None:
     hello = {
         "hello": "agentsdk-blender",

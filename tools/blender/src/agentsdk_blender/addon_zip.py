@@ -9,6 +9,8 @@ from pathlib import Path
 ADDON_PACKAGE = "agentsdk_blender_bridge"
 _SOURCES = (
     "engine.py",
+    "engine_aim.py",
+    "engine_delete.py",
     "engine_errors.py",
     "engine_io.py",
     "engine_measure.py",

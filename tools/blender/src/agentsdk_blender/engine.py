@@ -15,11 +15,18 @@ from collections.abc import Callable
 from typing import Any
 
 import bpy
-from mathutils import Vector
 
-from . import engine_io, engine_measure, engine_passes, engine_place, engine_render
+from . import (
+    engine_aim,
+    engine_delete,
+    engine_io,
+    engine_measure,
+    engine_passes,
+    engine_place,
+    engine_render,
+)
 from .engine_errors import CommandError, ScriptFailed
-from .engine_names import give_name, refuse_other_type, refuse_taken
+from .engine_names import give_name, object_list, refuse_other_type, refuse_taken
 from .engine_state import SavedScene, SceneSnapshot
 from .framing import PROTOCOL_VERSION
 
@@ -42,20 +49,12 @@ PRIMITIVES: dict[str, Callable[..., Any]] = {
 def _object(name: str) -> Any:
     obj = bpy.data.objects.get(name)
     if obj is None:
-        known = ", ".join(sorted(o.name for o in bpy.data.objects)[:20]) or "none"
-        raise CommandError(f"no object named {name!r} (objects: {known})")
+        raise CommandError(f"no object named {name!r} (objects: {object_list()})")
     return obj
 
 
 def _vec(values: Any) -> list[float]:
     return [round(float(v), 6) for v in values]
-
-
-def _look_at(obj: Any, target: list[float]) -> None:
-    direction = Vector(target) - obj.location
-    if direction.length < 1e-9:
-        raise CommandError("look_at target is the object's own location")
-    obj.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
 
 
 def _material_values(mat: Any) -> JSON:
@@ -196,9 +195,11 @@ def set_transform(args: JSON) -> JSON:
     """Set location, rotation (degrees) and/or scale of an object."""
     obj = _object(args["name"])
     _apply_transform(obj, args)
-    if args.get("look_at") is not None:
-        _look_at(obj, args["look_at"])
-    return _placed(obj, args)
+    aimed = engine_aim.aim(obj, args["look_at"]) if args.get("look_at") is not None else None
+    described = _placed(obj, args)
+    if aimed is not None:
+        described["aimed_at"] = aimed
+    return described
 
 
 def set_material(args: JSON) -> JSON:
@@ -276,15 +277,6 @@ def add_modifier(args: JSON) -> JSON:
     return _describe(obj, bpy.context.evaluated_depsgraph_get())
 
 
-def delete(args: JSON) -> JSON:
-    """Delete objects by name, in order; fails (and rolls back) on the first unknown name."""
-    deleted = []
-    for name in args["names"]:
-        bpy.data.objects.remove(_object(name), do_unlink=True)
-        deleted.append(name)
-    return {"deleted": deleted}
-
-
 def place_camera(args: JSON) -> JSON:
     """Create or move a camera, aim it at a point and optionally make it the scene camera."""
     name = args.get("name") or "Camera"
@@ -296,12 +288,12 @@ def place_camera(args: JSON) -> JSON:
     elif obj.type != "CAMERA":
         refuse_other_type(obj, "camera", "place_camera")
     obj.location = args["location"]
-    _look_at(obj, args.get("look_at", [0.0, 0.0, 0.0]))
+    aimed = engine_aim.aim(obj, args.get("look_at", [0.0, 0.0, 0.0]))
     obj.data.lens = float(args.get("lens_mm", 50.0))
     if args.get("make_active", True):
         bpy.context.scene.camera = obj
     bpy.context.view_layer.update()
-    return _describe(obj, bpy.context.evaluated_depsgraph_get())
+    return {**_describe(obj, bpy.context.evaluated_depsgraph_get()), "aimed_at": aimed}
 
 
 def place_light(args: JSON) -> JSON:
@@ -320,9 +312,8 @@ def place_light(args: JSON) -> JSON:
     obj.data.energy = float((3.0 if kind == "SUN" else 1000.0) if energy is None else energy)
     obj.data.color = list(args.get("color", [1.0, 1.0, 1.0]))[:3]
     obj.location = args["location"]
-    _look_at(obj, args.get("look_at", [0.0, 0.0, 0.0]))
-    bpy.context.view_layer.update()
-    return _describe(obj, bpy.context.evaluated_depsgraph_get())
+    aimed = engine_aim.aim(obj, args.get("look_at", [0.0, 0.0, 0.0]))
+    return {**_describe(obj, bpy.context.evaluated_depsgraph_get()), "aimed_at": aimed}
 
 
 def convert_asset(args: JSON) -> JSON:
@@ -352,7 +343,7 @@ COMMANDS: dict[str, tuple[Handler, bool]] = {
     "set_transform": (set_transform, True),
     "set_material": (set_material, True),
     "add_modifier": (add_modifier, True),
-    "delete": (delete, True),
+    "delete": (engine_delete.delete, True),
     "place_camera": (place_camera, True),
     "place_light": (place_light, True),
     "import_asset": (engine_io.import_asset, True),

@@ -11,6 +11,7 @@ from mathutils.bvhtree import BVHTree
 from numpy.typing import NDArray
 
 from .engine_errors import CommandError
+from .engine_names import object_list
 from .engine_place import world_geometry
 from .engine_settings import settings_kept
 from .engine_vision import EDGE, Projection, object_facts
@@ -21,8 +22,7 @@ JSON = dict[str, Any]
 def _object(name: str) -> Any:
     obj = bpy.data.objects.get(name)
     if obj is None:
-        known = ", ".join(sorted(o.name for o in bpy.data.objects)[:20]) or "none"
-        raise CommandError(f"no object named {name!r} (objects: {known})")
+        raise CommandError(f"no object named {name!r} (objects: {object_list()})")
     return obj
 
 

@@ -27,6 +27,16 @@ def _num(value: float) -> str:
     return f"{round(float(value), 3) + 0.0:g}"  # + 0.0: no "-0"
 
 
+def object_list(*, leave_out: Any = None, limit: int = 20) -> str:
+    """The scene's object names for an error message: sorted, at most ``limit`` of them, then
+    how many more there are (a model can page through scene_info for the rest)."""
+    names = sorted(o.name for o in bpy.data.objects if o != leave_out)
+    text = ", ".join(names[:limit]) or "none"
+    if len(names) > limit:
+        text += f" and {len(names) - limit} more (scene_info lists them)"
+    return text
+
+
 def where(obj: Any) -> str:
     """What and where an object is, in a few words: ``a mesh at (0, 0, 0.5), 1 x 1 x 1 m``."""
     kind = obj.type.lower().replace("_", " ")

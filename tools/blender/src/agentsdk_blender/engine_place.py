@@ -16,6 +16,7 @@ from mathutils import Vector
 from numpy.typing import NDArray
 
 from .engine_errors import CommandError
+from .engine_names import object_list
 
 GROUND = "ground"
 """``rest_on`` value meaning the plane z = 0 (unless an object has exactly that name)."""
@@ -90,9 +91,9 @@ def _support(obj: Any, target: str) -> Any | None:
     if support is None:
         if target.strip().lower() == GROUND:
             return None
-        known = ", ".join(sorted(o.name for o in bpy.data.objects if o != obj)[:20]) or "none"
         raise CommandError(
-            f'rest_on: no object named {target!r}; use "{GROUND}" (z=0) or one of: {known}'
+            f'rest_on: no object named {target!r}; use "{GROUND}" (z=0) or one of: '
+            + object_list(leave_out=obj)
         )
     if support == obj:
         raise CommandError(f"{obj.name!r} cannot rest on itself")

@@ -12,12 +12,14 @@ import struct
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 """Bumped whenever a command or frame shape changes incompatibly (2: ``create_primitive``
 takes ``base_color`` and ``rest_on``, ``set_transform`` takes ``rest_on``: an add-on of
 version 1 in a Blender without pydantic would ignore them and place objects wrongly;
 3: ``create_primitive`` refuses a name that is taken, where an add-on of version 2 would
-make ``Crate.001``, the name drift that kept small models re-sending the call)."""
+make ``Crate.001``, the name drift that kept small models re-sending the call;
+4: ``look_at`` takes an object's name and ``delete`` takes ``keep``, which an add-on of
+version 3 would fail on with a bare TypeError or KeyError)."""
 
 SYNC_MARKER = b"\x00agentsdk-blender-frames\x00"
 """Written by the worker just before its greeting, so a host can skip any banner."""

@@ -25,6 +25,8 @@ Resolution = Annotated[tuple[Pixels, Pixels], Field(description="width, height: 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 ObjectNames = Annotated[list[str], Field(min_length=1, description="one or more object names")]
+Target = Vector3 | Annotated[str, Field(min_length=1)]
+"""What ``look_at`` aims at: a point, or an object's name (the centre of its world bounds)."""
 RestOn = Annotated[
     str,
     Field(
@@ -177,7 +179,7 @@ class SetTransformArgs(_Strict):
     location: Vector3 | None = None
     rotation_degrees: Vector3 | None = None
     scale: Vector3 | None = None
-    look_at: Vector3 | None = None
+    look_at: Target | None = None
     rest_on: RestOn | None = None
 
 
@@ -219,16 +221,18 @@ class AddModifierArgs(_Strict):
 
 
 class DeleteArgs(_Strict):
-    """Objects to delete."""
+    """Objects to delete (``names``), or every object but ``keep`` (the engine refuses both or
+    neither): see ``engine_delete`` for what else stays."""
 
-    names: ObjectNames
+    names: ObjectNames | None = None
+    keep: ObjectNames | None = None
 
 
 class PlaceCameraArgs(_Strict):
     """Where a camera stands and what it looks at."""
 
     location: Vector3
-    look_at: Vector3 = (0.0, 0.0, 0.0)
+    look_at: Target = (0.0, 0.0, 0.0)
     name: str | None = None
     lens_mm: Annotated[float, Field(gt=1, le=5000, allow_inf_nan=False)] = 50.0
     make_active: bool = True
@@ -238,7 +242,7 @@ class PlaceLightArgs(_Strict):
     """Where a light stands, what it points at, and how bright it is."""
 
     location: Vector3
-    look_at: Vector3 = (0.0, 0.0, 0.0)
+    look_at: Target = (0.0, 0.0, 0.0)
     kind: Literal["point", "sun", "spot", "area"] = "sun"
     name: str | None = None
     energy: NonNegative | None = None

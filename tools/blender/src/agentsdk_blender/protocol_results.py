@@ -59,6 +59,9 @@ class ObjectInfo(BaseModel):
     rests_on: str | None = Field(
         None, description="after rest_on: what it stands on and the heights measured"
     )
+    aimed_at: str | None = Field(
+        None, description='after look_at: the point it faces, e.g. "Crate (0, 0, 0.5)"'
+    )
 
 
 class SceneInfo(BaseModel):
@@ -80,9 +83,14 @@ class MaterialResult(BaseModel):
 
 
 class DeleteResult(BaseModel):
-    """Deleted object names."""
+    """What a delete removed and, with ``keep``, what stayed and why."""
 
     deleted: list[str]
+    kept: list[str] | None = Field(None, description="with keep: every object left")
+    also_kept: list[str] | None = Field(None, description="kept without being named, and why")
+    reattached: list[str] | None = Field(
+        None, description="objects whose parent was deleted (not moved)"
+    )
 
 
 class ImportResult(BaseModel):

@@ -10,14 +10,17 @@ from agentsdk import ToolError, tool
 
 from . import protocol as p
 from .colours import parse_colour
-from .protocol import NonNegative, ObjectNames, Positive, Unit
+from .protocol import NonNegative, Positive, Unit, Vector3
 from .toolkit_base import (
     BlenderToolkitBase,
     Colour3,
     OptColour4,
+    OptNames,
     OptNumber,
+    OptTarget,
     OptText,
     OptVec3,
+    Target,
     Vec3,
     build_args,
 )
@@ -38,7 +41,13 @@ def _colour(text: str | None) -> tuple[float, float, float, float] | None:
     return parse_colour(given) if given else None
 
 
+def _target(value: Vector3 | str | None) -> Vector3 | str | None:
+    """A look_at point or object name (None when not given, "" included)."""
+    return _given(value) if isinstance(value, str) else value
+
+
 _GREY = (0.8, 0.8, 0.8, 1.0)  # set_material's base colour when none is given
+_ORIGIN = (0.0, 0.0, 0.0)
 
 
 class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
@@ -122,7 +131,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         location: OptVec3 = None,
         rotation_degrees: OptVec3 = None,
         scale: OptVec3 = None,
-        look_at: OptVec3 = None,
+        look_at: OptTarget = None,
         rest_on: OptText = None,
     ) -> object:
         """Move, rotate or scale an object; omitted values stay as they are.
@@ -132,13 +141,13 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
             location: New X, Y, Z in metres.
             rotation_degrees: New Euler XYZ rotation in degrees.
             scale: New scale factors.
-            look_at: Turn the object so its -Z axis points at this point (cameras, lights).
+            look_at: Turn its -Z axis (cameras, lights) to a point or an object's centre.
             rest_on: Then drop it onto "ground" (z=0) or an object's top (centred on it unless
                 location is given).
         """
         args = build_args(
             p.SetTransformArgs, name=name, location=location, rotation_degrees=rotation_degrees,
-            scale=scale, look_at=look_at, rest_on=_given(rest_on),
+            scale=scale, look_at=_target(look_at), rest_on=_given(rest_on),
         )  # fmt: skip
         return self.reply(await self.call_engine("set_transform", args, p.ObjectInfo))
 
@@ -218,20 +227,29 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         return self.reply(await self.call_engine("add_modifier", args, p.ObjectInfo))
 
     @tool(side_effects=True)
-    async def delete(self, names: ObjectNames) -> object:
-        """Delete objects; if any name is unknown nothing is deleted.
+    async def delete(self, names: OptNames = None, keep: OptNames = None) -> object:
+        """Delete objects by name, or every object except keep; an unknown name deletes nothing.
 
         Args:
-            names: Object names (at least one).
+            names: Objects to delete.
+            keep: Instead of names: delete all others (their children and the scene camera stay).
         """
-        args = build_args(p.DeleteArgs, names=names)
+        if names and keep:
+            raise ToolError(
+                "give names (the objects to delete) or keep (delete every other object), not both"
+            )
+        if not names and not keep:
+            raise ToolError(
+                "give names (the objects to delete) or keep (delete every other object)"
+            )
+        args = build_args(p.DeleteArgs, names=names, keep=keep)
         return self.reply(await self.call_engine("delete", args, p.DeleteResult))
 
     @tool(side_effects=True)
     async def place_camera(
         self,
         location: Vec3,
-        look_at: Vec3 = (0.0, 0.0, 0.0),
+        look_at: Target = _ORIGIN,
         lens_mm: Annotated[float, Field(gt=1, le=5000, allow_inf_nan=False)] = 50.0,
         name: str = "Camera",
         make_active: bool = True,
@@ -240,14 +258,14 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
 
         Args:
             location: Camera position in metres.
-            look_at: Point the camera looks at.
+            look_at: A point [x, y, z] or an object's name (aims at its centre).
             lens_mm: Focal length (50 normal, 24 wide, 85 tele).
             name: Camera object name.
             make_active: Make it the scene camera used by render(views=["camera"]).
         """
         args = build_args(
-            p.PlaceCameraArgs, location=location, look_at=look_at, lens_mm=lens_mm, name=name,
-            make_active=make_active,
+            p.PlaceCameraArgs, location=location, look_at=_target(look_at) or _ORIGIN,
+            lens_mm=lens_mm, name=name, make_active=make_active,
         )  # fmt: skip
         return self.reply(await self.call_engine("place_camera", args, p.ObjectInfo))
 
@@ -255,7 +273,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     async def place_light(
         self,
         location: Vec3,
-        look_at: Vec3 = (0.0, 0.0, 0.0),
+        look_at: Target = _ORIGIN,
         kind: Literal["point", "sun", "spot", "area"] = "sun",
         energy: OptNumber = None,
         color: Colour3 = (1.0, 1.0, 1.0),
@@ -265,15 +283,15 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
 
         Args:
             location: Light position in metres.
-            look_at: Point the light faces.
+            look_at: A point [x, y, z] or an object's name (aims at its centre).
             kind: Light type.
             energy: Strength (sun: W/m², default 3; others: W, default 1000).
             color: Light colour RGB, each 0..1 (linear).
             name: Light object name.
         """
         args = build_args(
-            p.PlaceLightArgs, location=location, look_at=look_at, kind=kind, energy=energy,
-            color=color, name=name,
+            p.PlaceLightArgs, location=location, look_at=_target(look_at) or _ORIGIN, kind=kind,
+            energy=energy, color=color, name=name,
         )  # fmt: skip
         return self.reply(await self.call_engine("place_light", args, p.ObjectInfo))
 

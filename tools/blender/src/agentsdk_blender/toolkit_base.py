@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError, WithJsonSchema
 from agentsdk import TextPart, Tool, ToolContext, ToolError, Toolkit
 
 from .paths import PathPolicy, PathRefused
-from .protocol import NonNegative, Pixels, Unit, Vector3
+from .protocol import NonNegative, ObjectNames, Pixels, Unit, Vector3
 from .worker import BlenderConnection, BlenderWorker, CommandFailed, ResultT, WorkerRestartedError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -37,6 +37,14 @@ Size2 = Annotated[
     tuple[Pixels, Pixels], _items({"type": "integer", "minimum": 16, "maximum": 4096}, 2)
 ]
 OptText = Annotated[str | None, WithJsonSchema({"type": "string"})]
+# look_at: a point or an object's name (the engine aims at the centre of its world bounds).
+_TARGET = {"anyOf": [_items(_NUMBER, 3).json_schema, {"type": "string"}]}
+Target = Annotated[Vector3 | str, WithJsonSchema(_TARGET)]
+OptTarget = Annotated[Vector3 | str | None, WithJsonSchema(_TARGET)]
+OptNames = Annotated[
+    ObjectNames | None,
+    WithJsonSchema({"type": "array", "items": {"type": "string"}, "minItems": 1}),
+]
 OptNumber = Annotated[NonNegative | None, WithJsonSchema({"type": "number", "minimum": 0})]
 
 GROUPS = ("core", "measure", "assets", "passes", "python")
