@@ -206,7 +206,8 @@ async def test_bad_targets_are_refused_and_change_nothing(toolkit: BlenderToolki
 
 async def build_room(kit: BlenderToolkit) -> None:
     """Crate (with a boolean cutter and a child lid), a shelf holding a vase as its child under
-    a turned 2x transform, a ball, a light, the scene camera and a second camera."""
+    a turned 2x transform, a ball, a light, the scene camera (tracking an empty, Focus) and
+    a second camera."""
     await kit.reset()
     await ok(kit, "create_primitive", kind="cube", name="Crate", size=1.0, rest_on="ground")
     await ok(kit, "create_primitive", kind="cylinder", name="Cutter", size=0.4, location=[0, 0, 1])
@@ -224,7 +225,9 @@ async def build_room(kit: BlenderToolkit) -> None:
         "o['Lid'].parent = o['Crate']\n"
         "o['Lid'].matrix_parent_inverse = o['Crate'].matrix_world.inverted()\n"
         "o['Shelf'].rotation_euler, o['Shelf'].scale = (0, 0, 0.5), (2, 2, 2)\n"
-        "o['Vase'].parent = o['Shelf']\n",  # no parent inverse: the shelf's transform shows
+        "o['Vase'].parent = o['Shelf']\n"  # no parent inverse: the shelf's transform shows
+        "focus = o.new('Focus', None)\nbpy.context.scene.collection.objects.link(focus)\n"
+        "o['Camera'].constraints.new('TRACK_TO').target = focus\n",
     )
 
 
@@ -236,10 +239,11 @@ async def test_keep_deletes_everything_else_but_what_the_kept_need(
     [vase_before] = await toolkit.measure_objects(["Vase"])
     result = await ok(toolkit, "delete", keep=["Crate", "Vase"])
     assert result["deleted"] == ["Ball", "Key", "Shelf", "Side"]
-    assert result["kept"] == ["Camera", "Crate", "Cutter", "Lid", "Vase"]
+    assert result["kept"] == ["Camera", "Crate", "Cutter", "Focus", "Lid", "Vase"]
     assert result["also_kept"] == [
         "Camera: the scene camera (delete it by name to remove it)",
         "Cutter: used by Crate's boolean modifier",
+        "Focus: used by Camera's Track To constraint",
         "Lid: child of Crate",
     ]
     assert result["reattached"] == [
@@ -248,7 +252,7 @@ async def test_keep_deletes_everything_else_but_what_the_kept_need(
     after = await objects(toolkit)
     assert set(after) == set(result["kept"])
     # What stays looks as it did: the crate still cut (same triangles), the vase where it was.
-    for name in ("Crate", "Cutter", "Lid", "Camera"):
+    for name in ("Crate", "Cutter", "Lid", "Camera", "Focus"):
         assert after[name] == before[name], name
     [vase] = await toolkit.measure_objects(["Vase"])
     assert vase.bounds_min == pytest.approx(vase_before.bounds_min, abs=1e-5)
@@ -287,7 +291,9 @@ async def test_bad_delete_requests_delete_nothing(toolkit: BlenderToolkit) -> No
     assert neither.is_error and "or keep (delete every other object)" in neither.text
     unknown = await call(toolkit, "delete", keep=["Crate", "Crat"])
     assert unknown.is_error
-    assert "keep: no object named 'Crat' (objects: Ball, Camera, Crate," in unknown.text
+    assert (
+        "keep: no object named 'Crat' (objects: Ball, Camera, Crate, Cutter, Focus," in unknown.text
+    )
     assert "nothing was deleted" in unknown.text
     empty = await call(toolkit, "delete", keep=[])
     assert empty.is_error and empty.kind == "invalid_arguments" and "- keep:" in empty.text

@@ -110,10 +110,10 @@ def suite() -> Suite:
             "clean-up",
             "Delete everything in the scene except the cube named Crate.",
             [only_left({"Crate"}), unchanged("Crate")],
-            [call("delete", names=["Junk_1", "Junk_2"]), "Only Crate is left."],
+            [call("delete", keep=["Crate"]), "Only Crate is left."],
             setup=setup_clutter,
             tags=("one-tool",),
-            description="delete by name, keep the rest",
+            description="delete all but one object",
         ),
         _task(
             "gold-sphere",
@@ -150,9 +150,7 @@ def suite() -> Suite:
             "Add a sun light named Key at (4, -4, 8) pointing at the cube Crate.",
             [aimed("Key", "LIGHT", [4, -4, 8], [0, 0, 0.5], active=False), unchanged("Crate")],
             [
-                call(
-                    "place_light", name="Key", kind="sun", location=[4, -4, 8], look_at=[0, 0, 0.5]
-                ),
+                call("place_light", name="Key", kind="sun", location=[4, -4, 8], look_at="Crate"),
                 "The sun light Key points at Crate.",
             ],
             setup=setup_cube,
