@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from agentsdk_blender import BlenderWorker
 
 ASSIMP_MODELS = Path("/usr/share/assimp/models")
+sys.path.insert(0, str(Path(__file__).parent))  # blender_calls, under any import mode
 
 
 @pytest.fixture(scope="module")

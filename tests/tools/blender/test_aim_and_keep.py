@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 import trimesh
-from agentsdk.tools import ToolOutcome
 from agentsdk_blender import BlenderToolkit, BlenderWorker
 from agentsdk_blender.toolkit_base import GROUPS
+from blender_calls import call, objects, ok, rotation
 
 pytestmark = pytest.mark.anyio
 
@@ -34,32 +34,8 @@ async def toolkit(
         yield kit
 
 
-async def call(kit: BlenderToolkit, tool_name: str, /, **arguments: Any) -> ToolOutcome:
-    tool = next(t for t in kit.tools() if t.name == tool_name)
-    return await tool.call(arguments, ctx=None)
-
-
-async def ok(kit: BlenderToolkit, tool_name: str, /, **arguments: Any) -> dict[str, Any]:
-    outcome = await call(kit, tool_name, **arguments)
-    assert not outcome.is_error, outcome.text
-    return json.loads(outcome.parts[-1].text)  # type: ignore[union-attr]
-
-
 async def python(kit: BlenderToolkit, code: str) -> str:
     return str((await ok(kit, "execute_python", code=code))["stdout"])
-
-
-async def objects(kit: BlenderToolkit) -> dict[str, dict[str, Any]]:
-    return {o["name"]: o for o in (await ok(kit, "scene_info"))["objects"]}
-
-
-def rotation(degrees: list[float]) -> np.ndarray:
-    """Blender's XYZ Euler as a matrix: X applied first, then Y, then Z."""
-    x, y, z = (math.radians(a) for a in degrees)
-    rx = np.array([[1, 0, 0], [0, math.cos(x), -math.sin(x)], [0, math.sin(x), math.cos(x)]])
-    ry = np.array([[math.cos(y), 0, math.sin(y)], [0, 1, 0], [-math.sin(y), 0, math.cos(y)]])
-    rz = np.array([[math.cos(z), -math.sin(z), 0], [math.sin(z), math.cos(z), 0], [0, 0, 1]])
-    return rz @ ry @ rx
 
 
 def box_centre(
@@ -196,6 +172,8 @@ async def test_bad_targets_are_refused_and_change_nothing(toolkit: BlenderToolki
     assert itself.is_error and "'Camera' cannot look at itself" in itself.text
     child = await call(toolkit, "set_transform", name="Camera", look_at="Tip")
     assert child.is_error and "it is parented to 'Camera' and would turn with it" in child.text
+    new = await call(toolkit, "place_camera", name="Extra", location=[1, 1, 1], look_at="Crat")
+    assert new.is_error  # and no camera Extra is left behind (checked below)
     standing = await call(toolkit, "place_camera", location=[4, -4, 8], look_at="Key")
     assert standing.is_error and "Key (4, -4, 8) is where 'Camera' stands" in standing.text
     assert await objects(toolkit) == before  # nothing moved, nothing turned

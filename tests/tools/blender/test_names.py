@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from agentsdk.testing import FunctionModel
-from agentsdk.tools import ToolOutcome
 from agentsdk_blender import BlenderToolkit, BlenderWorker
 from agentsdk_blender.toolkit_base import GROUPS
+from blender_calls import call, ok
 
 from agentsdk import Agent, LoopDetected, ModelRequest, ToolCallPart
 
@@ -27,17 +27,6 @@ async def toolkit(
     )
     async with kit:
         yield kit
-
-
-async def call(kit: BlenderToolkit, tool_name: str, /, **arguments: Any) -> ToolOutcome:
-    tool = next(t for t in kit.tools() if t.name == tool_name)
-    return await tool.call(arguments, ctx=None)
-
-
-async def ok(kit: BlenderToolkit, tool_name: str, /, **arguments: Any) -> dict[str, Any]:
-    outcome = await call(kit, tool_name, **arguments)
-    assert not outcome.is_error, outcome.text
-    return json.loads(outcome.parts[-1].text)  # type: ignore[union-attr]
 
 
 async def scene(kit: BlenderToolkit) -> dict[str, dict[str, Any]]:

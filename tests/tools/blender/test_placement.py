@@ -3,19 +3,17 @@ set_transform(rest_on=), with every expected height computed here from the verti
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 import trimesh
-from agentsdk.tools import ToolOutcome
 from agentsdk_blender import BlenderToolkit, BlenderWorker
 from agentsdk_blender.colours import COLOUR_NAMES, parse_colour
 from agentsdk_blender.toolkit_base import GROUPS
+from blender_calls import call, objects, ok, rotation
 
 from agentsdk import ToolError
 
@@ -34,30 +32,6 @@ async def toolkit(
     )
     async with kit:
         yield kit
-
-
-async def call(kit: BlenderToolkit, tool_name: str, /, **arguments: Any) -> ToolOutcome:
-    tool = next(t for t in kit.tools() if t.name == tool_name)
-    return await tool.call(arguments, ctx=None)
-
-
-async def ok(kit: BlenderToolkit, tool_name: str, /, **arguments: Any) -> dict[str, Any]:
-    outcome = await call(kit, tool_name, **arguments)
-    assert not outcome.is_error, outcome.text
-    return json.loads(outcome.parts[-1].text)  # type: ignore[union-attr]
-
-
-async def objects(kit: BlenderToolkit) -> dict[str, dict[str, Any]]:
-    return {o["name"]: o for o in (await ok(kit, "scene_info"))["objects"]}
-
-
-def rotation(degrees: list[float]) -> np.ndarray:
-    """Blender's XYZ Euler as a matrix: X applied first, then Y, then Z."""
-    x, y, z = (math.radians(a) for a in degrees)
-    rx = np.array([[1, 0, 0], [0, math.cos(x), -math.sin(x)], [0, math.sin(x), math.cos(x)]])
-    ry = np.array([[math.cos(y), 0, math.sin(y)], [0, 1, 0], [-math.sin(y), 0, math.cos(y)]])
-    rz = np.array([[math.cos(z), -math.sin(z), 0], [math.sin(z), math.cos(z), 0], [0, 0, 1]])
-    return rz @ ry @ rx
 
 
 def lowest_offset(local: np.ndarray, degrees: list[float], scale: list[float]) -> float:

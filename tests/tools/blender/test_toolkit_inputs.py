@@ -12,9 +12,9 @@ from typing import Any
 import pygltflib
 import pytest
 import trimesh
-from agentsdk.tools import ToolOutcome
 from agentsdk_blender import BlenderToolkit, BlenderWorker
 from agentsdk_blender.toolkit_base import GROUPS
+from blender_calls import call, ok
 
 pytestmark = pytest.mark.anyio
 
@@ -37,17 +37,6 @@ async def toolkit(
     )
     async with kit:
         yield kit
-
-
-async def call(kit: BlenderToolkit, tool_name: str, /, **arguments: Any) -> ToolOutcome:
-    tool = next(t for t in kit.tools() if t.name == tool_name)
-    return await tool.call(arguments, ctx=None)
-
-
-async def ok(kit: BlenderToolkit, tool_name: str, /, **arguments: Any) -> dict[str, Any]:
-    outcome = await call(kit, tool_name, **arguments)
-    assert not outcome.is_error, outcome.text
-    return json.loads(outcome.parts[-1].text)  # type: ignore[union-attr]
 
 
 async def fresh(kit: BlenderToolkit) -> None:
