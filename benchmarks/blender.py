@@ -171,7 +171,11 @@ def _schema_chars(groups: list[str]) -> tuple[int, int]:
     from agentsdk_blender import BlenderToolkit
 
     tools = BlenderToolkit(groups=groups).tools()
-    return len(tools), len(json.dumps([t.spec().model_dump() for t in tools]))
+    return len(tools), len(
+        json.dumps(
+            [t.spec().model_dump(include={"name", "description", "parameters"}) for t in tools]
+        )
+    )
 
 
 def _validate_big() -> dict[str, object]:

@@ -64,6 +64,9 @@ class ToolSpec(BaseModel):
     name: str
     description: str
     parameters: dict[str, Any]
+    side_effects: bool = False
+    """The tool changes the world (``@tool(side_effects=True)``). Not sent to the model:
+    tier policies read it (after a change, the stronger model decides what is next)."""
 
 
 @dataclass
@@ -266,7 +269,12 @@ class Tool:
 
     def spec(self) -> ToolSpec:
         """The name, description and JSON schema sent to the model."""
-        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            parameters=self.parameters,
+            side_effects=self.side_effects,
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._instance is not None:

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from agentsdk.plugins import load_toolkit, toolkit_names
 from agentsdk.tools import ToolSpec
-from agentsdk_openai import LocalEngine, connect
+from agentsdk_openai import LocalChatModel, LocalEngine, connect
 from agentsdk_openai.local import parse_constrained
 from pydantic import BaseModel
 
@@ -22,7 +22,9 @@ from agentsdk import (
     ModelResponse,
     ModelSettings,
     StreamDelta,
+    TextPart,
     ToolCallPart,
+    Usage,
     tool,
 )
 
@@ -175,3 +177,27 @@ async def test_an_agent_round_trip_with_constrained_calls(qwen_engine: LocalEngi
     await agent.aclose()
     assert seen == [(1234.5, 4321.0)]
     assert "5555.5" in str(result.output).replace(",", "")
+
+
+async def test_a_call_announced_in_prose_is_made(qwen_engine: LocalEngine) -> None:
+    # Small models often describe the next call instead of making it ("I will call the
+    # set_colour function..."); the model is then asked again for exactly that call, under
+    # the grammar. The announcing answer is given here: which prompt makes the model write
+    # one is not predictable, what happens next must be.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    request = _request("Paint the cube red.", "auto")
+    said = 'I will call the "set_colour" function to paint the cube red.'
+    announced = ModelResponse(parts=[TextPart(text=said)], usage=Usage(requests=1))
+    response = await model._make_announced_call(request, announced)
+    assert response.text == said  # the prose stays, before the call
+    (call,) = response.tool_calls
+    assert call.name == "set_colour"
+    _assert_valid(call, TOOLS)
+    assert response.usage.requests == 2 and response.finish_reason == "tool_calls"
+    # A plain answer is left alone: one request, no call.
+    plain = await model.request(_request("What is the capital of France? One word.", "auto"))
+    again = await model._make_announced_call(request, plain)
+    await model.aclose()
+    assert plain.tool_calls == [] and plain.usage.requests == 1, plain.parts
+    assert again is plain

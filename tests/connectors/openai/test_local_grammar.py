@@ -7,7 +7,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from agentsdk.tools import ToolSpec
+from agentsdk.tools import ToolSpec, tool
 from agentsdk_openai import LocalChatModel, LocalEngine, connect
 from agentsdk_openai.local import (
     TIERED,
@@ -150,6 +150,42 @@ def test_tier_policy_corrects_with_the_standard_model_after_a_hint() -> None:
     assert local_tier_policy(_info(2, [ask, _result("rendered"), trailing])) == "standard"
 
 
+@tool(side_effects=True)
+def paint(name: str, colour: str) -> str:
+    """Paint an object."""
+    return f"{name} is {colour}"
+
+
+@tool
+def look(name: str) -> str:
+    """Describe an object."""
+    return f"{name}: a red cube"
+
+
+def test_tier_policy_lets_the_standard_model_judge_the_step_after_a_change() -> None:
+    # After a call that changed the world the request may need another step, which the
+    # 0.5B model cannot judge; after a read the next turn usually writes the answer.
+    ask = Message.user("Paint the cube red and the ball blue.")
+    tools = [paint.spec(), look.spec()]
+    assert [t.side_effects for t in tools] == [True, False]
+
+    def after(*names: str) -> TurnInfo:
+        results = [
+            ToolResultPart(call_id=f"c{i}", name=n, parts=[TextPart(text="ok")])
+            for i, n in enumerate(names)
+        ]
+        return TurnInfo(
+            turn=2,
+            request=ModelRequest(messages=[ask, Message(role="tool", parts=results)], tools=tools),
+        )
+
+    assert local_tier_policy(after("paint")) == "standard"
+    assert local_tier_policy(after("look")) == "fast"
+    assert local_tier_policy(after("look", "paint")) == "standard"
+    # A tool the request no longer offers (or a renamed one) is not guessed at.
+    assert local_tier_policy(after("paint_old")) == "fast"
+
+
 def test_model_strings_for_every_local_model() -> None:
     tiered = connect("local:tiered")
     assert isinstance(tiered, Tiers)
@@ -206,3 +242,26 @@ def test_a_call_written_out_after_prose_is_read_as_that_call() -> None:
     two = 'x {"name": "nope", "arguments": {}} y {"name": "move", "arguments": {"to": 1}}'
     last = parse_constrained(two, offered)[-1]
     assert isinstance(last, ToolCallPart) and (last.name, last.arguments) == ("move", {"to": 1})
+
+
+def test_request_bodies_carry_the_cue_and_the_token_cap() -> None:
+    ask = ModelRequest(messages=[Message.user("Move the cube.")], tools=[MOVE])
+    for name, cue in (("qwen2.5-coder-1.5b", True), ("qwen2.5-coder-0.5b", False)):
+        model = LocalChatModel(LocalEngine(name))  # nothing starts
+        assert model.next_step is cue
+        for constrained in (True, False):
+            body = json.loads(
+                model.chat_body(model._with_defaults(ask), constrained=constrained, stream=False)
+            )
+            kwargs = body.get("chat_template_kwargs", {})
+            assert kwargs.get("agentsdk_next_step", False) is cue, (name, constrained)
+            # A model stuck repeating itself stops at the cap instead of filling 8k tokens.
+            assert body["max_tokens"] == 1024
+    model = LocalChatModel(
+        LocalEngine("qwen2.5-coder-0.5b"), next_step=True, default_max_tokens=None
+    )
+    asked = ask.model_copy(update={"settings": ask.settings.model_copy(update={"max_tokens": 64})})
+    body = json.loads(model.chat_body(model._with_defaults(asked), constrained=True, stream=False))
+    assert body["chat_template_kwargs"]["agentsdk_next_step"] is True and body["max_tokens"] == 64
+    body = json.loads(model.chat_body(model._with_defaults(ask), constrained=True, stream=False))
+    assert "max_tokens" not in body

@@ -1,6 +1,7 @@
 """The chat template of the built-in Qwen models, rendered with Jinja as the engine does:
-after a result whose report has a "hint:" line the model is told to fix it with a call;
-otherwise, and for older hinted results, it is told to answer."""
+after a result whose report has a "hint:" line, or after a failed call, the model is told to
+fix it with a call; otherwise, and for older hinted results, it is told to answer, or (for
+a model that can judge it, ``agentsdk_next_step``) to take the next step or answer."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ REPORT = "view camera: 1 of 1 objects visible\nbox: 2%, right, red, cut off 56% 
 HINTED = REPORT + '\nhint: box is cut off on the right: call fit_view(names=["box"])'
 
 
-def _render(*results: str) -> str:
+def _render(*results: str, next_step: bool | None = None) -> str:
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "Build the scene."},
         {"role": "user", "content": "Add a box and frame it."},
@@ -28,8 +29,9 @@ def _render(*results: str) -> str:
         messages.append({"role": "assistant", "content": "", "tool_calls": [{"function": call}]})
         messages.append({"role": "tool", "content": text, "tool_call_id": f"c{n}"})
     env = jinja2.Environment()
+    extra = {} if next_step is None else {"agentsdk_next_step": next_step}
     return env.from_string(TEMPLATE.read_text()).render(
-        messages=messages, tools=TOOLS, add_generation_prompt=True
+        messages=messages, tools=TOOLS, add_generation_prompt=True, **extra
     )
 
 
@@ -55,3 +57,27 @@ def test_an_older_hint_is_not_repeated_once_it_was_acted_on() -> None:
 def test_hint_must_start_a_line() -> None:
     prompt = _render("label: 'hint: none'")
     assert FIX not in prompt and ANSWER in prompt
+
+
+FIX_ERROR = "That call failed. Fix it now with a function call, as the error says."
+NEXT = "If my request still needs another step, call its function now"
+
+
+def test_a_failed_call_asks_for_a_corrective_call() -> None:
+    # The connector writes a tool error as "Error: <message>" (agentsdk_openai._wire).
+    prompt = _render("Error: res://spin.gd does not exist: write it first with write_script")
+    assert FIX_ERROR in prompt and ANSWER not in prompt and NEXT not in prompt
+    # Only the newest result: an error that was already acted on is not repeated.
+    prompt = _render("Error: no such node", REPORT)
+    assert FIX_ERROR not in prompt and ANSWER in prompt
+
+
+def test_next_step_asks_for_the_next_call_or_the_answer() -> None:
+    prompt = _render(REPORT, next_step=True)
+    assert NEXT in prompt and ANSWER not in prompt
+    assert "reply to me in plain text now" not in prompt  # no lean towards stopping
+    # Off (the 0.5B model's setting) and unset read the same.
+    assert _render(REPORT, next_step=False) == _render(REPORT)
+    # A hint still asks for the fix, not a choice.
+    hinted = _render(HINTED, next_step=True)
+    assert FIX in hinted and NEXT not in hinted

@@ -71,7 +71,7 @@ def _maybe_literal(text: str) -> Variant:
 class AuthoringTools(GodotToolkitBase):
     """create_scene, add_node, set_property, remove_node, write_script, attach_script, import_asset."""
 
-    @tool
+    @tool(side_effects=True)
     async def create_scene(
         self,
         path: str,
@@ -113,7 +113,7 @@ class AuthoringTools(GodotToolkitBase):
             self.project.main_scene = change.scene
         return change
 
-    @tool
+    @tool(side_effects=True)
     async def add_node(
         self,
         scene: str,
@@ -217,7 +217,7 @@ class AuthoringTools(GodotToolkitBase):
                 catalog.check_property(cls, prop, script)
             owner[prop] = self._property_value(doc, text)
 
-    @tool
+    @tool(side_effects=True)
     async def set_property(self, scene: str, node: str, property: str, value: str) -> SceneChange:
         """Set a node property in a scene file.
 
@@ -242,7 +242,7 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(str(err)) from None
         return self._save(scene, doc, target.path, f"{property} = {value}")
 
-    @tool
+    @tool(side_effects=True)
     async def remove_node(self, scene: str, node: str) -> SceneChange:
         """Remove a node (and its children) from a scene.
 
@@ -258,7 +258,7 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(str(err)) from None
         return self._save(scene, doc, path, f"removed {path}")
 
-    @tool
+    @tool(side_effects=True)
     async def write_script(self, path: str, source: str) -> ScriptCheck:
         """Write a GDScript file and check it with the engine (errors come back with file and line).
 
@@ -278,7 +278,7 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(f"{res} was saved but does not parse:\n" + format_diagnostics(errors))
         return ScriptCheck(path=res, ok=True, warnings=[d.describe() for d in found])
 
-    @tool
+    @tool(side_effects=True)
     async def attach_script(self, scene: str, node: str, script: str) -> SceneChange:
         """Attach an existing GDScript file to a node of a scene.
 
@@ -300,7 +300,7 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(str(err)) from None
         return self._save(scene, doc, doc.node(node).path, f"script {script}")
 
-    @tool
+    @tool(side_effects=True)
     async def import_asset(
         self, source: str, scene: str | None = None, parent: str = ".", name: str | None = None
     ) -> SceneChange:

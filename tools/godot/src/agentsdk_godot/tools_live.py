@@ -49,7 +49,7 @@ class LiveGameTools(GodotToolkitBase):
             raise ToolError(str(err)) from None
         return tree.outline() + _errors_suffix(game)
 
-    @tool
+    @tool(side_effects=True)
     async def game_set(self, node: str, property: str, value: str) -> str:
         """Set a property on a node of the running game.
 
@@ -69,7 +69,7 @@ class LiveGameTools(GodotToolkitBase):
             + _errors_suffix(game)
         )
 
-    @tool
+    @tool(side_effects=True)
     async def game_input(self, action: str, seconds: float = 0.5) -> str:
         """Hold an input action (e.g. "ui_right", "jump") in the running game, then release it.
 
@@ -102,7 +102,7 @@ class LiveGameTools(GodotToolkitBase):
             head += f"\nWARNING: the frame is blank ({report.blank_colour or 'one colour'})"
         return [f"{head}\n{report.to_text()}" + _errors_suffix(game), Image(png)]
 
-    @tool
+    @tool(side_effects=True)
     async def game_stop(self) -> str:
         """Stop the running game."""
         if self._game is None:

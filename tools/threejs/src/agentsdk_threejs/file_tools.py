@@ -49,7 +49,7 @@ class FileTools:
     ) -> list[RenderReport | str | Image]:
         raise NotImplementedError  # provided by ThreeJSToolkit
 
-    @tool
+    @tool(side_effects=True)
     async def load_model(
         self,
         path: str,
@@ -91,7 +91,7 @@ class FileTools:
             preface=f"The model was loaded into the scene{loaded_as}, but:",
         )
 
-    @tool
+    @tool(side_effects=True)
     async def export_glb(self, path: str, ctx: ToolContext | None = None) -> GlbExport:
         """Export the current scene as a binary glTF (.glb) file and check it by loading it back.
 

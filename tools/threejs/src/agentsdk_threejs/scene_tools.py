@@ -102,7 +102,7 @@ class SceneTools:
     ) -> list[str | Image]:
         raise NotImplementedError  # provided by ThreeJSToolkit
 
-    @tool
+    @tool(side_effects=True)
     async def add_object(
         self,
         name: str,
@@ -140,7 +140,7 @@ class SceneTools:
         )
         return await self._apply([op], ctx)
 
-    @tool
+    @tool(side_effects=True)
     async def update_object(
         self,
         name: str,
@@ -174,7 +174,7 @@ class SceneTools:
         )
         return await self._apply([op], ctx)
 
-    @tool
+    @tool(side_effects=True)
     async def remove_object(self, name: str, ctx: ToolContext | None = None) -> list[str | Image]:
         """Remove an object or light by name.
 
@@ -183,7 +183,7 @@ class SceneTools:
         """
         return await self._apply([_op("remove", name=name)], ctx)
 
-    @tool
+    @tool(side_effects=True)
     async def add_light(
         self,
         kind: str = "directional",
@@ -213,7 +213,7 @@ class SceneTools:
         )
         return await self._apply([op], ctx)
 
-    @tool
+    @tool(side_effects=True)
     async def set_camera(
         self,
         position: Vec3 = None,
@@ -229,7 +229,7 @@ class SceneTools:
         """
         return await self._apply([_op("camera", position=position, look_at=look_at, fov=fov)], ctx)
 
-    @tool
+    @tool(side_effects=True)
     async def fit_view(
         self,
         names: Names = None,

@@ -208,7 +208,7 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
                 ) from None
         return self._session
 
-    @tool
+    @tool(side_effects=True)
     async def render_scene(
         self,
         code: str,

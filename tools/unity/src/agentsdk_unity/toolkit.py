@@ -129,7 +129,7 @@ class UnityToolkit(Toolkit):
             raise ToolError("C# syntax errors:\n" + result.report())
         return result.report()
 
-    @tool
+    @tool(side_effects=True)
     async def write_script(
         self,
         path: str,
@@ -219,7 +219,7 @@ class UnityToolkit(Toolkit):
 
     # ---------- GameObjects
 
-    @tool
+    @tool(side_effects=True)
     async def create_gameobject(
         self,
         name: str,
@@ -257,7 +257,7 @@ class UnityToolkit(Toolkit):
             await self._call(GameObjectMatches, "gameobject.find", {"query": query, "limit": limit})
         ).matches
 
-    @tool
+    @tool(side_effects=True)
     async def set_transform(
         self,
         path: str,
@@ -276,7 +276,7 @@ class UnityToolkit(Toolkit):
         args: dict[str, JsonValue] = {"path": path, **_vectors(position, rotation_euler, scale)}
         return await self._call(GameObjectInfo, "gameobject.set_transform", args)
 
-    @tool
+    @tool(side_effects=True)
     async def add_component(self, path: str, component: str) -> GameObjectInfo:
         """Add a component (built-in or one of your compiled scripts) to a GameObject.
 
@@ -288,7 +288,7 @@ class UnityToolkit(Toolkit):
             GameObjectInfo, "gameobject.add_component", {"path": path, "component": component}
         )
 
-    @tool
+    @tool(side_effects=True)
     async def set_field(
         self, path: str, component: str, field: str, value: FieldInput
     ) -> FieldValue:
@@ -310,7 +310,7 @@ class UnityToolkit(Toolkit):
         }
         return await self._call(FieldValue, "gameobject.set_field", args)
 
-    @tool
+    @tool(side_effects=True)
     async def delete_gameobject(self, path: str) -> str:
         """Delete a GameObject and its children.
 
@@ -320,7 +320,7 @@ class UnityToolkit(Toolkit):
         await self.bridge.request("gameobject.delete", {"path": path})
         return f"deleted {path}"
 
-    @tool
+    @tool(side_effects=True)
     async def save_prefab(self, path: str, asset_path: str) -> PrefabSaved:
         """Save a GameObject (with its children and components) as a prefab asset.
 
@@ -339,7 +339,7 @@ class UnityToolkit(Toolkit):
         """The active scene: name, path, unsaved changes, root objects."""
         return await self._call(SceneInfo, "scene.info")
 
-    @tool
+    @tool(side_effects=True)
     async def open_scene(self, path: str, discard_changes: bool = False) -> SceneInfo:
         """Open a scene file.
 
@@ -351,7 +351,7 @@ class UnityToolkit(Toolkit):
             SceneInfo, "scene.open", {"path": path, "discard_changes": discard_changes}
         )
 
-    @tool
+    @tool(side_effects=True)
     async def new_scene(self, discard_changes: bool = False, empty: bool = False) -> SceneInfo:
         """Open a new, unsaved scene (with a camera and a light unless ``empty``).
 
@@ -363,7 +363,7 @@ class UnityToolkit(Toolkit):
             SceneInfo, "scene.new", {"discard_changes": discard_changes, "empty": empty}
         )
 
-    @tool
+    @tool(side_effects=True)
     async def save_scene(self, path: str | None = None) -> SceneInfo:
         """Save the active scene (to its own file, or to ``path``).
 
@@ -372,7 +372,7 @@ class UnityToolkit(Toolkit):
         """
         return await self._call(SceneInfo, "scene.save", {"path": path})
 
-    @tool
+    @tool(side_effects=True)
     async def play_mode(self, action: Literal["enter", "exit", "status"]) -> PlayModeStatus:
         """Enter or leave play mode, or ask whether the editor is playing.
 

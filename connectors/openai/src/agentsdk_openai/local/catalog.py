@@ -43,6 +43,10 @@ class BuiltinModel(BaseModel):
     """Name of one of our templates (in agentsdk_openai/local/templates) to use instead of the GGUF's."""
     supports_tools: bool = True
     context_window: int = 8192
+    next_step: bool = False
+    """After a tool result, ask the model to take the request's next step or answer (our
+    template's ``agentsdk_next_step``), instead of leaning it towards answering: only for
+    a model that can tell whether the request is done (a smaller one keeps re-calling)."""
 
 
 BUILTIN_MODELS: dict[str, BuiltinModel] = {
@@ -72,6 +76,7 @@ BUILTIN_MODELS: dict[str, BuiltinModel] = {
         chat_template="qwen_tools.jinja",
         supports_tools=True,
         context_window=8192,
+        next_step=True,
     ),
     "smollm2-135m": BuiltinModel(
         name="smollm2-135m",

@@ -22,6 +22,7 @@ from .._response import Completion
 from .._wire import dumps
 from ..model import OpenAIChatModel, _server_message
 from ..profiles import engine_profile
+from .announced import announced_tool
 from .engine import LocalEngine
 from .grammar import parse_constrained, tool_call_grammar
 from .prefix_cache import PrefixCacheEvent
@@ -43,9 +44,17 @@ class LocalChatModel(OpenAIChatModel):
             unconstrained tool-call parsing, for comparison.
         prefix_cache: restore the KV state of the fixed start of the prompt (system turn
             and tools) from disk, or save it the first time it is seen.
+        next_step: after a tool result, ask the model for the request's next step or the
+            answer, rather than leaning it towards answering (multi-step builds need the
+            former; a model too small to tell when a request is done re-calls under it).
+            None: the built-in model's own setting (True for the 1.5B, False otherwise).
         default_temperature: the temperature of a request that sets none (llama.cpp's own
             default is 0.8, at which the small models slip on arithmetic they get right
             greedily). None leaves it to the server.
+        default_max_tokens: the output-token cap of a request that sets none. A small
+            model that slips into repeating itself would otherwise write until the context
+            is full, minutes on a CPU; at the cap the turn fails with a clear
+            ``ResponseTruncatedError``. None: no cap.
 
     ``aclose`` closes this model's connections but leaves the shared engine running
     for other agents; the engine stops at interpreter exit or on ``engine.stop()``.
@@ -57,7 +66,9 @@ class LocalChatModel(OpenAIChatModel):
         *,
         constrained: bool = True,
         prefix_cache: bool = True,
+        next_step: bool | None = None,
         default_temperature: float | None = 0.0,
+        default_max_tokens: int | None = 1024,
         **kwargs: Any,
     ):
         profile = engine_profile("local")
@@ -82,6 +93,10 @@ class LocalChatModel(OpenAIChatModel):
         self.constrained = constrained
         self.prefix_cache = prefix_cache
         self.default_temperature = default_temperature
+        self.default_max_tokens = default_max_tokens
+        if next_step is None:
+            next_step = engine.builtin.next_step if engine.builtin is not None else False
+        self.next_step = next_step
         self.prefix_events: list[PrefixCacheEvent] = []
         """What the prefix cache did for this model's requests (restored, saved...)."""
         self._grammars: dict[tuple[str, str | None], tuple[str | None, list[Any]]] = {}
@@ -108,11 +123,12 @@ class LocalChatModel(OpenAIChatModel):
         if request.settings.record_tokens:
             return await complete_with_tokens(self, request, constrained)
         try:
-            return await super().request(request)
+            response = await super().request(request)
         except ModelError as exc:
             if not (constrained and self._grammar_refused(exc, request)):
                 raise
-        return await super().request(request)
+            return await super().request(request)
+        return await self._make_announced_call(request, response) if constrained else response
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
         """Stream deltas, then the ``ModelResponse``; a constrained call arrives whole at the end."""
@@ -134,6 +150,10 @@ class LocalChatModel(OpenAIChatModel):
             return
         try:
             async for item in _calls_shown_whole(super().stream(request)):
+                if isinstance(item, ModelResponse) and not item.tool_calls:
+                    item = await self._make_announced_call(request, item)
+                    for index, call in enumerate(item.tool_calls):
+                        yield _call_delta(index, call)  # the text was streamed already
                 yield item
             return
         except ModelError as exc:
@@ -142,10 +162,43 @@ class LocalChatModel(OpenAIChatModel):
         async for item in super().stream(request):
             yield item
 
+    async def _make_announced_call(
+        self, request: ModelRequest, response: ModelResponse
+    ) -> ModelResponse:
+        """A text answer that announces a call it did not make ("I will call the
+        export_asset function") gets that call: sampled again with the grammar allowing only
+        that tool (:mod:`.announced`). Anything else, or a second answer without the call,
+        leaves the response as it was."""
+        if response.tool_calls or request.settings.tool_choice not in (None, "auto"):
+            return response
+        name = announced_tool(response.text, [tool.name for tool in request.tools])
+        if name is None:
+            return response
+        logger.info("%s announced a call to %s without making it; asking for it", self.name, name)
+        settings = request.settings.model_copy(update={"tool_choice": name})
+        try:
+            again = await super().request(request.model_copy(update={"settings": settings}))
+        except ModelError as exc:
+            logger.warning("%s: the announced call to %s failed (%s)", self.name, name, exc)
+            return response
+        if not again.tool_calls:
+            return response
+        lead: list[TextPart | ToolCallPart] = (
+            [TextPart(text=response.text)] if response.text else []
+        )
+        return again.model_copy(
+            update={"parts": lead + list(again.tool_calls), "usage": response.usage + again.usage}
+        )
+
     def _with_defaults(self, request: ModelRequest) -> ModelRequest:
-        if request.settings.temperature is not None or self.default_temperature is None:
+        update: dict[str, Any] = {}
+        if request.settings.temperature is None and self.default_temperature is not None:
+            update["temperature"] = self.default_temperature
+        if request.settings.max_tokens is None and self.default_max_tokens is not None:
+            update["max_tokens"] = self.default_max_tokens
+        if not update:
             return request
-        settings = request.settings.model_copy(update={"temperature": self.default_temperature})
+        settings = request.settings.model_copy(update=update)
         return request.model_copy(update={"settings": settings})
 
     # -- constrained tool calls -----------------------------------------------------------
@@ -197,11 +250,17 @@ class LocalChatModel(OpenAIChatModel):
         llama.cpp refuses a grammar next to ``tools``, so the tools reach the chat template
         as ``chat_template_kwargs.agentsdk_tools`` (our template reads them there).
         """
-        if not constrained:
-            return super()._body(request, stream=stream, prompted=False)
-        grammar, wire_tools = self.grammar_for(request.tools, request.settings.tool_choice)
         extra = dict(request.settings.extra)
         kwargs = dict(extra.get("chat_template_kwargs") or {})
+        if self.next_step:
+            kwargs.setdefault("agentsdk_next_step", True)
+        if not constrained:
+            if kwargs:
+                extra["chat_template_kwargs"] = kwargs
+                settings = request.settings.model_copy(update={"extra": extra})
+                request = request.model_copy(update={"settings": settings})
+            return super()._body(request, stream=stream, prompted=False)
+        grammar, wire_tools = self.grammar_for(request.tools, request.settings.tool_choice)
         kwargs["agentsdk_tools"] = wire_tools
         extra["chat_template_kwargs"] = kwargs
         if grammar is not None:

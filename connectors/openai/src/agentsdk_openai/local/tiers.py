@@ -34,10 +34,13 @@ def _needs_attention(text: str) -> bool:
 
 
 def local_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
-    """Standard (1.5B) for the first turn, which plans, and for a turn after a tool
-    error or a result that says something needs fixing (a render's "hint:" lines: the
-    box is cut off, the frame is black), which has to change course; fast (0.5B) for the
-    routine turns in between."""
+    """Standard (1.5B) for the first turn, which plans; for a turn after a tool error or a
+    result that says something needs fixing (a render's "hint:" lines: the box is cut off,
+    the frame is black), which has to change course; and for a turn after a call that
+    changed the world (a tool with ``side_effects``), which must judge whether the request
+    needs another step: the 0.5B model cannot, it re-sends the call or stops after one.
+    Fast (0.5B) for the turns after reads (a price history, a scene listing), which mostly
+    write the answer from what was read."""
     if info.turn <= 1:  # turns count from 1
         return "standard"
     messages = info.request.messages
@@ -45,6 +48,9 @@ def local_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
     if last is not None and any(
         result.is_error or _needs_attention(result.text) for result in last.tool_results
     ):
+        return "standard"
+    changing = {spec.name for spec in info.request.tools if spec.side_effects}
+    if last is not None and any(result.name in changing for result in last.tool_results):
         return "standard"
     if last is not None and last.role == "user" and _needs_attention(last.text):
         return "standard"  # images for models without vision arrive in a trailing message

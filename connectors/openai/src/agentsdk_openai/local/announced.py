@@ -1,0 +1,114 @@
+"""Calls a small model announces in prose instead of making them.
+
+Asked to take the next step, the 0.5B/1.5B models often *describe* it ("To export the
+scene I will call the "export_asset" function.", "I need to add a modifier to the Top
+cube") and stop: the free-text branch of the tool-call grammar lets them. Such a turn
+ends the run with the work half done. :func:`announced_tool` reads which offered tool a
+text-only answer says it is about to use, so the model can be asked for exactly that call
+(:class:`~agentsdk_openai.local.model.LocalChatModel` samples again with the grammar
+restricted to it). A final answer that merely *mentions* a tool ("the performance tool
+gives 64.8%") is not an announcement: it needs a phrase of intent as well.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+__all__ = ["announced_tool"]
+
+_INTENT = re.compile(
+    r"\b(?:i will|i'll|i need to|i must|i should|i have to|i am going to|i'm going to|"
+    r"let me|let's|we need to|we will|we'll|next,? i|now i|i can now|to do (?:this|that),)\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORD = re.compile(r"[a-z0-9]+")
+_WINDOW = 4
+"""Words allowed between the words of a tool name said in prose ("add a modifier")."""
+
+
+def announced_tool(text: str, offered: Collection[str]) -> str | None:
+    """The offered tool a text answer announces it will call, or None.
+
+    A sentence announces a tool when it has a phrase of intent ("I will", "I need to",
+    "let me"...) and, after it, names the tool: verbatim with its underscores
+    (``export_asset``), quoted or in backticks (``"compare"``), followed by "function",
+    "tool" or "(", or with the words of a multi-word name in order a few words apart
+    ("add a modifier" for ``add_modifier``). A sentence ending in ":" counts as intent
+    ("To call the compare function, reply with:").
+    """
+    if not offered or not text.strip():
+        return None
+    for sentence in _SENTENCE_END.split(text):
+        intent = _INTENT.search(sentence)
+        if intent is not None:
+            tail = sentence[intent.start() :]
+        elif sentence.rstrip().endswith(":"):
+            tail = sentence
+        else:
+            continue
+        found = _first_named(tail, offered) or _verb_named(tail, offered)
+        if found is not None:
+            return found
+    return None
+
+
+def _verb_named(tail: str, offered: Collection[str]) -> str | None:
+    """A one-word tool said as the verb of the intent: "I will render the scene"."""
+    for name in offered:
+        verb = rf"^{_INTENT.pattern}\s+(?:(?:call|use|run)\s+(?:the\s+)?)?{re.escape(name)}\b"
+        if re.search(verb, tail, re.IGNORECASE):
+            return name
+    return None
+
+
+def _first_named(text: str, offered: Collection[str]) -> str | None:
+    """The offered tool named earliest in ``text``."""
+    best: tuple[int, str] | None = None
+    lowered = text.lower()
+    words = [(m.group(), m.start()) for m in _WORD.finditer(lowered)]
+    for name in offered:
+        at = _position(lowered, words, name.lower())
+        if at is not None and (best is None or at < best[0]):
+            best = (at, name)
+    return best[1] if best else None
+
+
+def _position(text: str, words: list[tuple[str, int]], name: str) -> int | None:
+    escaped = re.escape(name)
+    patterns = [rf"[\"'`]{escaped}[\"'`]", rf"\b{escaped}\s*(?:\(|function\b|tool\b)"]
+    if "_" in name:
+        patterns.append(rf"\b{escaped}\b")
+    hits = [m.start() for p in patterns if (m := re.search(p, text))]
+    parts = [w for w in name.split("_") if w]
+    if len(parts) > 1:
+        spread = _spread(words, parts)
+        if spread is not None:
+            hits.append(spread)
+    return min(hits) if hits else None
+
+
+def _spread(words: list[tuple[str, int]], parts: list[str]) -> int | None:
+    """Where the name's words start in order, each within a few words of the last."""
+    for i, (word, offset) in enumerate(words):
+        if not _same(word, parts[0]):
+            continue
+        last = i
+        for part in parts[1:]:
+            nxt = next(
+                (j for j in range(last + 1, min(len(words), last + 2 + _WINDOW))
+                 if _same(words[j][0], part)),
+                None,
+            )  # fmt: skip
+            if nxt is None:
+                break
+            last = nxt
+        else:
+            return offset
+    return None
+
+
+def _same(word: str, part: str) -> bool:
+    """A word of the prose is a word of the name, allowing a plural ("objects")."""
+    return word == part or word == part + "s" or word + "s" == part

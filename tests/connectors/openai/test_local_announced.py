@@ -1,0 +1,44 @@
+"""Which offered tool a text answer announces it will call (no engine)."""
+
+from __future__ import annotations
+
+import pytest
+from agentsdk_openai.local.announced import announced_tool
+
+SCENE = ["create_primitive", "add_modifier", "export_asset", "set_material", "delete", "render"]
+MARKET = ["performance", "fundamentals", "compare", "price_history"]
+
+
+@pytest.mark.parametrize(
+    ("text", "offered", "expected"),
+    [
+        # Said as the model says it (seen in the suites' eval transcripts).
+        (
+            'To export the scene as crate.glb, I will call the "export_asset" function '
+            'with the path "crate.glb".',
+            SCENE,
+            "export_asset",
+        ),
+        ("To place Top on Base, I need to add a modifier to the Top cube.", SCENE, "add_modifier"),
+        ('To answer, I need to call the "fundamentals" function with:', MARKET, "fundamentals"),
+        ('To call the "compare" function, reply with:', MARKET, "compare"),
+        ("Next I need to create a primitive named Top.", SCENE, "create_primitive"),
+        ("I will render the scene again to check.", SCENE, "render"),
+        ("Let me call `price_history` for 2010.", MARKET, "price_history"),
+        # The earliest tool named after the intent wins.
+        ("I will set_material first, then export_asset.", SCENE, "set_material"),
+        # Final answers and other prose are not announcements.
+        ("The scene now matches the request.", SCENE, None),
+        ("The cube named Crate has been deleted.", SCENE, None),
+        ("AAPL 1596.9%; the performance tool gives the total return.", MARKET, None),
+        ("Let me know if you need anything else.", SCENE, None),
+        ("I used the export_asset function to write crate.glb.", SCENE, None),
+        ("To call a function, reply with only a JSON object on one line:", SCENE, None),
+        ("I will render the scene.", [], None),
+        ("", SCENE, None),
+        # A tool that is not offered this turn is not announced.
+        ('I will call the "teleport" function.', SCENE, None),
+    ],
+)
+def test_announced_tool(text: str, offered: list[str], expected: str | None) -> None:
+    assert announced_tool(text, offered) == expected
