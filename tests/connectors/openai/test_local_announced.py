@@ -25,6 +25,11 @@ MARKET = ["performance", "fundamentals", "compare", "price_history"]
         ("Next I need to create a primitive named Top.", SCENE, "create_primitive"),
         ("I will render the scene again to check.", SCENE, "render"),
         ("Let me call `price_history` for 2010.", MARKET, "price_history"),
+        (
+            "To add a child to the root node, call the `add_node` function with the scene path.",
+            ["create_scene", "add_node"],
+            "add_node",
+        ),
         # The earliest tool named after the intent wins.
         ("I will set_material first, then export_asset.", SCENE, "set_material"),
         # Final answers and other prose are not announcements.
@@ -33,6 +38,7 @@ MARKET = ["performance", "fundamentals", "compare", "price_history"]
         ("AAPL 1596.9%; the performance tool gives the total return.", MARKET, None),
         ("Let me know if you need anything else.", SCENE, None),
         ("I used the export_asset function to write crate.glb.", SCENE, None),
+        ("I called export_asset, so crate.glb is in the run folder.", SCENE, None),
         ("To call a function, reply with only a JSON object on one line:", SCENE, None),
         ("I will render the scene.", [], None),
         ("", SCENE, None),
