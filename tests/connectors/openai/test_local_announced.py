@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agentsdk_openai.local.announced import announced_tool
+from agentsdk_openai.local.announced import announced_tool, echoes_call_format
 
 SCENE = ["create_primitive", "add_modifier", "export_asset", "set_material", "delete", "render"]
 MARKET = ["performance", "fundamentals", "compare", "price_history"]
@@ -48,3 +48,15 @@ MARKET = ["performance", "fundamentals", "compare", "price_history"]
 )
 def test_announced_tool(text: str, offered: list[str], expected: str | None) -> None:
     assert announced_tool(text, offered) == expected
+
+
+def test_an_echo_of_the_calling_format_is_recognised() -> None:
+    # The 1.5B model wrote these as its whole answer after a successful write_script.
+    echo = (
+        "To call a function, reply with only a JSON object on one line, in this exact form:\n"
+        '{"name": "<function name>", "arguments": {<arguments as JSON>}}'
+    )
+    assert echoes_call_format(echo)
+    assert echoes_call_format('{"name": "<function name>", "arguments": {}}')
+    assert not echoes_call_format("The object was created. Reply if you need more.")
+    assert not echoes_call_format('The call {"name": "move"} worked.')

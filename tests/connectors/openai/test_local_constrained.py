@@ -195,6 +195,14 @@ async def test_a_call_announced_in_prose_is_made(qwen_engine: LocalEngine) -> No
     assert call.name == "set_colour"
     _assert_valid(call, TOOLS)
     assert response.usage.requests == 2 and response.finish_reason == "tool_calls"
+    # The template's calling format written out instead of a call: some call is required.
+    echo = (
+        'To call a function, reply with only a JSON object on one line: {"name": "<function name>"'
+    )
+    echoed = ModelResponse(parts=[TextPart(text=echo)], usage=Usage(requests=1))
+    fixed = await model._make_announced_call(request, echoed)
+    (call,) = fixed.tool_calls
+    _assert_valid(call, TOOLS)
     # A plain answer is left alone: one request, no call.
     plain = await model.request(_request("What is the capital of France? One word.", "auto"))
     again = await model._make_announced_call(request, plain)

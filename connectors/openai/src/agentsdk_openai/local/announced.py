@@ -15,7 +15,20 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-__all__ = ["announced_tool"]
+__all__ = ["announced_tool", "echoes_call_format"]
+
+_FORMAT_ECHO = re.compile(
+    r"reply with only a json object|\{\s*\"name\"\s*:\s*\"<function name>\"", re.I
+)
+"""Our template's own calling instructions, which the models sometimes write out as their
+answer when they mean to call something (seen on Blender and Godot tasks)."""
+
+
+def echoes_call_format(text: str) -> bool:
+    """The answer repeats the template's instructions for calling a function: the model
+    was about to call one and wrote the format instead."""
+    return bool(_FORMAT_ECHO.search(text))
+
 
 _INTENT = re.compile(
     r"\b(?:i will|i'll|i need to|i must|i should|i have to|i am going to|i'm going to|"

@@ -22,7 +22,7 @@ from .._response import Completion
 from .._wire import dumps
 from ..model import OpenAIChatModel, _server_message
 from ..profiles import engine_profile
-from .announced import announced_tool
+from .announced import announced_tool, echoes_call_format
 from .engine import LocalEngine
 from .grammar import parse_constrained, tool_call_grammar
 from .prefix_cache import PrefixCacheEvent
@@ -167,14 +167,17 @@ class LocalChatModel(OpenAIChatModel):
     ) -> ModelResponse:
         """A text answer that announces a call it did not make ("I will call the
         export_asset function") gets that call: sampled again with the grammar allowing only
-        that tool (:mod:`.announced`). Anything else, or a second answer without the call,
-        leaves the response as it was."""
+        that tool (:mod:`.announced`); one that writes out the template's calling format
+        instead of a call is sampled again with a call required. Anything else, or a second
+        answer without the call, leaves the response as it was."""
         if response.tool_calls or request.settings.tool_choice not in (None, "auto"):
             return response
         name = announced_tool(response.text, [tool.name for tool in request.tools])
+        if name is None and echoes_call_format(response.text):
+            name = "required"  # it wrote out how to call instead of calling: any offered tool
         if name is None:
             return response
-        logger.info("%s announced a call to %s without making it; asking for it", self.name, name)
+        logger.info("%s announced a call (%s) without making it; asking for it", self.name, name)
         settings = request.settings.model_copy(update={"tool_choice": name})
         try:
             again = await super().request(request.model_copy(update={"settings": settings}))

@@ -1,4 +1,4 @@
-"""``local:default`` (also ``local:tiered``): the 0.5B model for routine turns, the 1.5B
+"""``local:default`` (also ``local:tiered``): the 0.5B model for the turns after reads, the 1.5B
 one when a turn matters.
 
 It became the default on the demo's and the suites' numbers (connectors/openai/README.md,
