@@ -86,6 +86,9 @@ class SceneLight(BaseModel):
     kind: str
     intensity: float
     position: list[float] | None = None
+    target: list[float] | None = Field(
+        None, description="where a directional or spot light points (world space)"
+    )
 
 
 class SceneCamera(BaseModel):

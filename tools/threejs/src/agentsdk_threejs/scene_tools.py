@@ -32,6 +32,24 @@ def _numbers(value: Any) -> Any:
     return value
 
 
+_POINT_TEXT = re.compile(r"[\s,;()\[\]]*(?:" + _NUMBER.pattern + r"[\s,;()\[\]]*)+")
+
+
+def _point_or_name(value: Any) -> Any:
+    """A point (as ``_numbers`` reads it) or an object's name; "" is not given."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        return _numbers(text) if _POINT_TEXT.fullmatch(text) else text
+    return _numbers(value)
+
+
+def _given(value: Any) -> Any:
+    """ "" (what small models send for "not given") is not given."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
 def _names(value: Any) -> Any:
     """One name or a comma-separated string becomes a list of names."""
     if isinstance(value, str):
@@ -39,14 +57,21 @@ def _names(value: Any) -> Any:
     return value
 
 
-def _length(low: int, high: int) -> Any:
+def _counted(low: int, high: int) -> Any:
     def check(value: list[float] | None) -> list[float] | None:
         if value is not None and not low <= len(value) <= high:
             count = f"{low}" if low == high else f"{low} to {high}"
             raise ValueError(f"give {count} numbers, e.g. [1, 2, 3]; got {len(value)}")
         return value
 
-    return AfterValidator(check)
+    return check
+
+
+def _length(low: int, high: int) -> Any:
+    return AfterValidator(_counted(low, high))
+
+
+_check_point = _counted(3, 3)
 
 
 # Optional fields show the model a plain type (no anyOf with null): short, flat schemas suit
@@ -64,6 +89,14 @@ Numbers = Annotated[
     _length(1, 3),
     WithJsonSchema({**_NUMBER_LIST, "minItems": 1, "maxItems": 3}),
 ]
+# look_at / target: a point, or an object's name (the page aims at the centre of its world box).
+Target = Annotated[
+    list[float] | str | None,
+    BeforeValidator(_point_or_name),
+    AfterValidator(lambda value: value if isinstance(value, str) else _check_point(value)),
+    WithJsonSchema({"anyOf": [{**_NUMBER_LIST, "minItems": 3, "maxItems": 3}, {"type": "string"}]}),
+]
+RestOn = Annotated[str | None, BeforeValidator(_given), WithJsonSchema({"type": "string"})]
 Names = Annotated[
     list[str] | None,
     BeforeValidator(_names),
@@ -113,6 +146,7 @@ class SceneTools:
         rotation: Vec3 = None,
         scale: Numbers = None,
         opacity: OptFloat = None,
+        rest_on: RestOn = None,
         ctx: ToolContext | None = None,
     ) -> list[str | Image]:
         """Add a new named object and render it (update_object changes an existing one).
@@ -126,6 +160,7 @@ class SceneTools:
             rotation: degrees [x, y, z].
             scale: [x, y, z] or [s].
             opacity: 0 to 1.
+            rest_on: "ground" or an object to stand on (centred on it unless position is given).
         """
         op = _op(
             "add",
@@ -137,6 +172,7 @@ class SceneTools:
             rotation=rotation,
             scale=scale,
             opacity=opacity,
+            rest_on=rest_on,
         )
         return await self._apply([op], ctx)
 
@@ -152,6 +188,7 @@ class SceneTools:
         shape: OptStr = None,
         opacity: OptFloat = None,
         visible: OptBool = None,
+        rest_on: RestOn = None,
         ctx: ToolContext | None = None,
     ) -> list[str | Image]:
         """Change an object or light by name; only the fields given change.
@@ -159,6 +196,7 @@ class SceneTools:
         Args:
             name: the object's name.
             visible: false hides it.
+            rest_on: then put it on "ground" or on an object (centred unless position is given).
         """
         op = _op(
             "update",
@@ -171,6 +209,7 @@ class SceneTools:
             shape=shape,
             opacity=opacity,
             visible=visible,
+            rest_on=rest_on,
         )
         return await self._apply([op], ctx)
 
@@ -191,7 +230,7 @@ class SceneTools:
         color: str = "white",
         intensity: OptFloat = None,
         position: Vec3 = None,
-        target: Vec3 = None,
+        target: Target = None,
         ctx: ToolContext | None = None,
     ) -> list[str | Image]:
         """Add a light (replaces one of the same name).
@@ -200,7 +239,7 @@ class SceneTools:
             kind: ambient, hemisphere, directional, point or spot.
             name: default: the kind.
             intensity: default: ambient 0.6, directional 2.5, point 3, spot 4.
-            target: the point directional and spot lights aim at.
+            target: a point or an object's name that directional and spot lights aim at.
         """
         op = _op(
             "light",
@@ -217,14 +256,14 @@ class SceneTools:
     async def set_camera(
         self,
         position: Vec3 = None,
-        look_at: Vec3 = None,
+        look_at: Target = None,
         fov: OptFloat = None,
         ctx: ToolContext | None = None,
     ) -> list[str | Image]:
         """Place the camera; fields left out keep their value.
 
         Args:
-            look_at: the point it looks at.
+            look_at: a point or an object's name.
             fov: vertical field of view, degrees.
         """
         return await self._apply([_op("camera", position=position, look_at=look_at, fov=fov)], ctx)
@@ -241,7 +280,7 @@ class SceneTools:
 
         Args:
             names: default: all objects.
-            view: look from front, back, side, left, top, bottom or iso; default: the current direction.
+            view: front, back, side, left, top (from above), bottom or iso; default: the current direction.
             margin: 1 = edge to edge, below 1 crops.
         """
         chosen = None if view == "camera" else view

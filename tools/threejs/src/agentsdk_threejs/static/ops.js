@@ -2,8 +2,10 @@
 // lights, camera placement and fit-to-view. Python validates the argument types; this side
 // checks what only the scene knows (names, colours) and throws OpError with a hint.
 import * as THREE from 'three';
+import { OpError, findNamed } from './names.js';
+import { findSupport, resolveTarget, restOn } from './place.js';
 
-export class OpError extends Error {}
+export { OpError };
 
 const SHAPE_ALIASES = { cube: 'box', ball: 'sphere', tube: 'cylinder', donut: 'torus', pill: 'capsule', ground: 'plane', floor: 'plane', disc: 'circle', disk: 'circle', pyramid: 'pyramid' };
 export const SHAPES = ['box', 'sphere', 'cylinder', 'cone', 'pyramid', 'plane', 'circle', 'torus', 'capsule'];
@@ -27,7 +29,11 @@ function sizeList(shape, size) {
   const values = given.length === 1 ? wanted.map(() => given[0]) : given.slice(0, wanted.length);
   if (values.length < wanted.length) throw new OpError(`a ${shape} needs ${wanted.length} size values: ${SIZE_OF[shape]}; got ${given.length}`);
   if (values.some((v) => !Number.isFinite(v) || v <= 0)) {
-    throw new OpError(`a ${shape}'s size is ${SIZE_OF[shape]}, all positive; got ${JSON.stringify(size)}`);
+    // Say how the numbers were read: a 0.5B model sent a cone [0.5, 0, 2] (radius, ?, height).
+    const parts = SIZE_OF[shape].slice(1, -1).split(', ');
+    const read = values.map((v, i) => `${parts[i]} ${v}`).join(', ');
+    const extra = given.length > wanted.length ? ` (a ${shape} takes ${wanted.length} number${wanted.length > 1 ? 's' : ''})` : '';
+    throw new OpError(`a ${shape}'s size is ${SIZE_OF[shape]}, all positive; got ${JSON.stringify(size)}, read as ${read}${extra}`);
   }
   return values;
 }
@@ -97,21 +103,6 @@ function applyMaterial(material, op) {
   }
 }
 
-export function namesInScene(scene) {
-  const names = [];
-  scene.traverse((object) => { if (object !== scene && object.name) names.push(object.name); });
-  return names;
-}
-
-function findNamed(scene, name) {
-  const object = name ? scene.getObjectByName(String(name)) : null;
-  if (!object) {
-    const names = namesInScene(scene);
-    throw new OpError(`no object named "${name}" in the scene; names: ${names.length ? names.join(', ') : '(the scene is empty)'}`);
-  }
-  return object;
-}
-
 function dispose(object) {
   object.traverse((child) => {
     if (child.geometry) child.geometry.dispose();
@@ -135,6 +126,7 @@ function addObject(ctx, op) {
     const at = fmt(existing.getWorldPosition(new THREE.Vector3()).toArray());
     throw new OpError(`an object named "${name}" already exists (at (${at})); change it with update_object, or remove_object it first`);
   }
+  const support = op.rest_on != null ? findSupport(ctx.scene, null, name, op.rest_on) : undefined;
   const material = new THREE.MeshStandardMaterial({ roughness: 0.6, metalness: 0.0, color: 0xcccccc });
   applyMaterial(material, { color: op.color ?? 'lightgrey', opacity: op.opacity });
   // Flat shapes are seen from both sides (a floor seen from below is still there).
@@ -143,14 +135,17 @@ function addObject(ctx, op) {
   mesh.name = name;
   mesh.userData.agentsdk = { shape, size: sizeList(shape, op.size) };
   applyTransform(mesh, op);
-  ctx.changes.push(`added ${shape} "${name}"`);
   ctx.scene.add(mesh);
+  const rests = support !== undefined ? `, ${restOn(mesh, support, op.position != null)}` : '';
+  ctx.changes.push(`added ${shape} "${name}"${rests}`);
 }
 
 // Everything that can be wrong with an operation's values is found before anything changes,
 // so a bad call leaves the scene as it was.
 function validate(op) {
-  for (const key of ['position', 'rotation', 'target', 'look_at']) if (op[key] != null) vector(op[key], key);
+  for (const key of ['position', 'rotation']) if (op[key] != null) vector(op[key], key);
+  // look_at and target are a point or an object's name (resolved when the operation runs).
+  for (const key of ['target', 'look_at']) if (Array.isArray(op[key])) vector(op[key], key);
   if (op.color != null) parseColor(op.color);
   if (op.ground_color != null) parseColor(op.ground_color);
   if (op.shape != null) canonicalShape(op.shape);
@@ -163,6 +158,9 @@ function validate(op) {
 function updateObject(ctx, op) {
   const object = findNamed(ctx.scene, op.name);
   if (op.size != null && op.shape == null && object.userData.agentsdk) sizeList(object.userData.agentsdk.shape, op.size);
+  const support = op.rest_on != null ? findSupport(ctx.scene, object, object.name, op.rest_on) : undefined;
+  const aim = object.isLight && object.target && op.target != null ? resolveTarget(ctx.scene, op.target, 'target', object) : null;
+  if (aim) checkAim(object.getWorldPosition(new THREE.Vector3()), aim);
   const changed = [];
   if (op.new_name != null) {
     const rename = checkName(op.new_name);
@@ -197,7 +195,11 @@ function updateObject(ctx, op) {
   }
   applyTransform(object, op);
   for (const key of ['position', 'rotation', 'scale', 'visible']) if (op[key] != null) changed.push(`${key} ${JSON.stringify(op[key])}`);
-  if (object.isLight && op.target != null) setTarget(object, op.target);
+  if (aim) {
+    setTarget(object, aim.at);
+    changed.push(`aimed at ${aim.label}`);
+  }
+  if (support !== undefined) changed.push(restOn(object, support, op.position != null));
   ctx.changes.push(changed.length ? `updated "${object.name}": ${changed.join(', ')}` : `"${object.name}" unchanged (no fields given)`);
 }
 
@@ -217,10 +219,15 @@ const LIGHT_DEFAULTS = {
 };
 export const LIGHT_KINDS = Object.keys(LIGHT_DEFAULTS);
 
-function setTarget(light, target) {
+function setTarget(light, at) {
   if (!light.target) return;
-  light.target.position.fromArray(vector(target, 'target'));
+  light.target.position.copy(at);
   light.target.updateMatrixWorld();
+}
+
+// A directional or spot light shines from its position towards its target: the two must differ.
+function checkAim(position, aim) {
+  if (position.distanceTo(aim.at) < 1e-9) throw new OpError(`the light's target ${aim.label} is where the light stands: aim it at another point or object`);
 }
 
 function addLight(ctx, op) {
@@ -229,6 +236,13 @@ function addLight(ctx, op) {
   const defaults = LIGHT_DEFAULTS[kind];
   const color = parseColor(op.color ?? 'white');
   const intensity = op.intensity ?? defaults.intensity;
+  const name = checkName(op.name ?? kind);
+  const position = new THREE.Vector3().fromArray(op.position != null ? vector(op.position, 'position') : (defaults.position || [0, 0, 0]));
+  // Only directional and spot lights have a direction; the others ignore a target.
+  const aimed = kind === 'directional' || kind === 'spot';
+  const aim = aimed && op.target != null ? resolveTarget(ctx.scene, op.target, 'target', null, name) : null;
+  const at = aim ? aim.at : new THREE.Vector3();
+  if (aimed) checkAim(position, aim || { at, label: '(0, 0, 0)' });
   let light;
   if (kind === 'ambient') light = new THREE.AmbientLight(color, intensity);
   else if (kind === 'hemisphere') light = new THREE.HemisphereLight(color, parseColor(op.ground_color ?? '#444444'), intensity);
@@ -236,16 +250,17 @@ function addLight(ctx, op) {
   // decay 0: intensity behaves like a directional light's, whatever the distance (easier to pick).
   else if (kind === 'point') light = new THREE.PointLight(color, intensity, 0, 0);
   else light = new THREE.SpotLight(color, intensity, 0, Math.PI / 5, 0.3, 0);
-  light.name = checkName(op.name ?? kind);
-  if (defaults.position) light.position.fromArray(op.position != null ? vector(op.position, 'position') : defaults.position);
-  if (light.target) setTarget(light, op.target ?? [0, 0, 0]);
+  light.name = name;
+  if (defaults.position) light.position.copy(position);
+  if (light.target) setTarget(light, at);
   const existing = ctx.scene.getObjectByName(light.name);
+  const aimedAt = aim ? ` aimed at ${aim.label}` : '';
   if (existing) {
     (existing.parent || ctx.scene).remove(existing);
     dispose(existing);
-    ctx.changes.push(`replaced the existing "${light.name}" with a ${kind} light`);
+    ctx.changes.push(`replaced the existing "${light.name}" with a ${kind} light${aimedAt}`);
   } else {
-    ctx.changes.push(`added ${kind} light "${light.name}"`);
+    ctx.changes.push(`added ${kind} light "${light.name}"${aimedAt}`);
   }
   ctx.scene.add(light);
 }
@@ -257,9 +272,12 @@ function setCamera(ctx, op) {
     if (!(Number(op.fov) > 1 && Number(op.fov) < 179)) throw new OpError(`fov must be between 1 and 179 degrees; got ${op.fov}`);
   }
   const position = op.position != null ? new THREE.Vector3(...vector(op.position, 'position')) : camera.position.clone();
-  const target = op.look_at != null ? new THREE.Vector3(...vector(op.look_at, 'look_at')) : ctx.state.cameraTarget.clone();
+  const aim = op.look_at != null ? resolveTarget(ctx.scene, op.look_at, 'look_at', camera) : null;
+  const target = aim ? aim.at : ctx.state.cameraTarget.clone();
   const direction = target.clone().sub(position);
-  if (direction.lengthSq() < 1e-12) throw new OpError('the camera cannot look at its own position: give look_at a different point');
+  if (direction.lengthSq() < 1e-12) {
+    throw new OpError(aim && !Array.isArray(op.look_at) ? `look_at: ${aim.label} is where the camera stands: give the camera another position` : 'the camera cannot look at its own position: give look_at a different point');
+  }
   camera.position.copy(position);
   ctx.state.cameraTarget.copy(target);
   if (op.fov != null) camera.fov = Number(op.fov);
@@ -269,7 +287,8 @@ function setCamera(ctx, op) {
   camera.lookAt(target);
   camera.updateProjectionMatrix();
   camera.updateMatrixWorld();
-  ctx.changes.push(`camera at (${fmt(camera.position.toArray())}) looking at (${fmt(ctx.state.cameraTarget.toArray())})`);
+  const looking = aim && !Array.isArray(op.look_at) ? aim.label : `(${fmt(ctx.state.cameraTarget.toArray())})`;
+  ctx.changes.push(`camera at (${fmt(camera.position.toArray())}) looking at ${looking}`);
 }
 
 export const VIEW_DIRECTIONS = {

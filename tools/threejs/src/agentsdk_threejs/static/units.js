@@ -79,6 +79,7 @@ export function describeScene(scene, camera, target) {
       kind: object.type.replace(/Light$/, '').toLowerCase(),
       intensity: Math.round(object.intensity * 1000) / 1000,
       position: object.isAmbientLight ? null : round(object.getWorldPosition(new THREE.Vector3()).toArray()),
+      target: object.target ? round(object.target.getWorldPosition(new THREE.Vector3()).toArray()) : null,
     });
   });
   return {

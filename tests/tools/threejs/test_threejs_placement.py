@@ -1,0 +1,358 @@
+"""Goal-level placement and aiming on real Chromium: ``rest_on`` (add_object, update_object) and
+aiming by name (set_camera's look_at, add_light's target). Every expected height, centre and
+direction is computed here from the geometry's own vertices (numpy for the shapes' corners and
+poles, trimesh for Debian's assimp model and for the exported GLB), not from three.js."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import trimesh
+from agentsdk_threejs import ThreeJSToolkit
+from numpy.typing import NDArray
+
+from agentsdk import ToolOutcome
+
+from .conftest import ASSIMP_MODELS
+
+pytestmark = pytest.mark.anyio
+
+ENGINE = ASSIMP_MODELS / "glTF2" / "2CylinderEngine-glTF-Binary" / "2CylinderEngine.glb"
+Array = NDArray[np.float64]
+
+
+@pytest.fixture(scope="module")
+async def toolkit(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[ThreeJSToolkit]:
+    out = tmp_path_factory.mktemp("placement")
+    async with ThreeJSToolkit(
+        groups=["all"], image_size=128, asset_dirs=[ASSIMP_MODELS], output_dir=out, timeout=30
+    ) as started:
+        yield started
+
+
+async def call(toolkit: ThreeJSToolkit, tool_name: str, /, **arguments: object) -> ToolOutcome:
+    tools = {t.name: t for t in toolkit.tools()}
+    return await tools[tool_name].call(dict(arguments))
+
+
+async def ok(toolkit: ThreeJSToolkit, tool_name: str, /, **arguments: object) -> str:
+    outcome = await call(toolkit, tool_name, **arguments)
+    assert not outcome.is_error, outcome.text
+    return outcome.text
+
+
+async def fresh(toolkit: ThreeJSToolkit) -> None:
+    await toolkit.reset()
+    await ok(toolkit, "add_light", kind="ambient", intensity=2)
+
+
+async def page_value(toolkit: ThreeJSToolkit, expression: str) -> Any:
+    """Evaluate a JavaScript expression against the live scene (through render_scene's console)."""
+    outcome = await call(
+        toolkit, "render_scene", code=f"console.log(JSON.stringify({expression}));", size=64
+    )
+    report = json.loads(outcome.text.split("\n", 1)[0])
+    return json.loads(report["console"][-1]["text"])
+
+
+def rotation(degrees: Sequence[float]) -> Array:
+    """three.js Euler order XYZ: R = Rx(a) Ry(b) Rz(c)."""
+    a, b, c = np.radians(degrees)
+    rx = np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
+    ry = np.array([[np.cos(b), 0, np.sin(b)], [0, 1, 0], [-np.sin(b), 0, np.cos(b)]])
+    rz = np.array([[np.cos(c), -np.sin(c), 0], [np.sin(c), np.cos(c), 0], [0, 0, 1]])
+    return np.asarray(rx @ ry @ rz, dtype=np.float64)
+
+
+def placed(vertices: Array, degrees: Sequence[float], scale: Sequence[float]) -> Array:
+    """Vertices (N, 3) scaled, then rotated, as an object's matrix does (before its position)."""
+    return np.asarray((rotation(degrees) @ (vertices * np.asarray(scale)).T).T, dtype=np.float64)
+
+
+def box_corners(size: Sequence[float]) -> Array:
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+    half: Array = np.asarray(size, dtype=np.float64) / 2
+    return signs * half
+
+
+async def bounds(toolkit: ThreeJSToolkit, name: str) -> tuple[Array, Array]:
+    [found] = await toolkit.bounds(name)
+    return np.asarray(found.min), np.asarray(found.max)
+
+
+def glb_vertices(path: Path) -> dict[str, Array]:
+    """World-space vertices of every mesh node of a GLB, as trimesh reads them."""
+    scene: Any = trimesh.load(path, force="scene", process=False)
+    found: dict[str, list[Array]] = {}
+    for node in scene.graph.nodes_geometry:
+        transform, geometry = scene.graph[node]
+        points = trimesh.transform_points(scene.geometry[geometry].vertices, transform)
+        found.setdefault(node, []).append(points)
+    return {node: np.vstack(parts) for node, parts in found.items()}
+
+
+async def test_rotated_scaled_box_rests_on_the_ground(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    size, turn, scale = [1, 0.5, 2], [30, 45, 10], [1.5, 1, 0.5]
+    text = await ok(
+        toolkit,
+        "add_object",
+        name="crate",
+        size=size,
+        rotation=turn,
+        scale=scale,
+        position=[2, 5, -1],
+        rest_on="ground",
+    )
+    assert text.startswith('added box "crate", rests on the ground (bottom y=0).'), text
+    corners = placed(box_corners(size), turn, scale)
+    centre = np.array([2, -corners[:, 1].min(), -1])  # x and z stay, the lowest corner on y=0
+    low, high = await bounds(toolkit, "crate")
+    np.testing.assert_allclose(low, centre + corners.min(axis=0), atol=1e-5)
+    np.testing.assert_allclose(high, centre + corners.max(axis=0), atol=1e-5)
+    # update_object(rest_on=...) after a new rotation and scale of the same call.
+    turn2, scale2 = [-70, 10, 25], [0.5, 2, 1]
+    text = await ok(
+        toolkit, "update_object", name="crate", rotation=turn2, scale=scale2, rest_on="Ground"
+    )
+    assert "rests on the ground (bottom y=0)" in text
+    corners = placed(box_corners(size), turn2, scale2)
+    low, high = await bounds(toolkit, "crate")
+    assert low[1] == pytest.approx(0, abs=1e-5)
+    assert high[1] == pytest.approx(corners[:, 1].max() - corners[:, 1].min(), abs=1e-5)
+    assert (low + high)[[0, 2]] / 2 == pytest.approx([2, -1], abs=1e-5)
+
+
+async def test_a_stack_on_a_turned_table(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    await ok(
+        toolkit,
+        "add_object",
+        name="table",
+        size=[2, 0.8, 1.2],
+        rotation=[0, 20, 0],
+        position=[1, 3, -1],
+        rest_on="ground",
+    )
+    cube_turn = [30, 45, 0]
+    text = await ok(
+        toolkit, "add_object", name="cube", size=0.5, rotation=cube_turn, rest_on="table"
+    )
+    assert "rests on table (top y=0.8), centred on it" in text
+    corners = placed(box_corners([0.5, 0.5, 0.5]), cube_turn, [1, 1, 1])
+    low, high = await bounds(toolkit, "cube")
+    assert low[1] == pytest.approx(0.8, abs=1e-5)
+    assert high[1] == pytest.approx(0.8 + np.ptp(corners[:, 1]), abs=1e-5)
+    # The turned table's box is centred on its position: the cube is centred on (1, -1).
+    assert (low + high)[[0, 2]] / 2 == pytest.approx([1, -1], abs=1e-5)
+    # A squashed sphere on the cube: its pole (0, -r, 0) scaled by 0.5 is the lowest vertex.
+    text = await ok(
+        toolkit,
+        "add_object",
+        name="ball",
+        shape="sphere",
+        size=0.3,
+        scale=[1, 0.5, 1],
+        rest_on="cube",
+    )
+    ball_low, ball_high = await bounds(toolkit, "ball")
+    assert ball_low[1] == pytest.approx(high[1], abs=1e-5)
+    assert ball_high[1] == pytest.approx(high[1] + 0.3, abs=1e-5)
+    assert f"rests on cube (top y={round(high[1], 4):g})" in text
+    # With a position in the same call, x and z are the ones given.
+    text = await ok(toolkit, "update_object", name="cube", position=[1.4, 9, -0.7], rest_on="table")
+    assert "rests on table (top y=0.8), at the given x, z" in text
+    low, high = await bounds(toolkit, "cube")
+    assert low[1] == pytest.approx(0.8, abs=1e-5)
+    assert (low + high)[[0, 2]] / 2 == pytest.approx([1.4, -0.7], abs=1e-5)
+    # A measured rests-on agrees.
+    checked = await call(toolkit, "assert_rests_on", name="cube", on="table", tolerance=1e-4)
+    assert '"passed":true' in checked.text.replace(" ", ""), checked.text
+
+
+async def test_round_shapes_checked_in_the_exported_glb(toolkit: ThreeJSToolkit) -> None:
+    """Cylinder and torus vertices as trimesh reads them from the exported file."""
+    await fresh(toolkit)
+    await ok(
+        toolkit,
+        "add_object",
+        name="post",
+        shape="cylinder",
+        size=[0.4, 1.5],
+        rotation=[0, 0, 60],
+        scale=[1, 2, 1],
+        position=[-1, 4, 0.5],
+        rest_on="ground",
+    )
+    await ok(
+        toolkit,
+        "add_object",
+        name="ring",
+        shape="torus",
+        size=[0.6, 0.15],
+        rotation=[80, 0, 30],
+        rest_on="post",
+    )
+    exported = await call(toolkit, "export_glb", path="stack.glb")
+    assert not exported.is_error, exported.text
+    vertices = glb_vertices(Path(json.loads(exported.text)["path"]))
+    post, ring = vertices["post"], vertices["ring"]
+    assert post[:, 1].min() == pytest.approx(0, abs=1e-5)
+    assert ring[:, 1].min() == pytest.approx(post[:, 1].max(), abs=1e-5)
+    post_centre = (post.min(axis=0) + post.max(axis=0)) / 2
+    ring_centre = (ring.min(axis=0) + ring.max(axis=0)) / 2
+    assert ring_centre[[0, 2]] == pytest.approx(post_centre[[0, 2]], abs=1e-5)
+
+
+async def test_a_third_party_model_turned_and_scaled_rests_on_the_ground(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    """Debian's 2CylinderEngine.glb (nested node transforms), its vertices read by trimesh."""
+    await fresh(toolkit)
+    loaded = await call(toolkit, "load_model", path=str(ENGINE), name="engine", size=64)
+    assert not loaded.is_error, loaded.text
+    turn, scale = [90, 0, 30], [0.01, 0.01, 0.01]
+    text = await ok(
+        toolkit, "update_object", name="engine", rotation=turn, scale=scale, rest_on="ground"
+    )
+    assert "rests on the ground (bottom y=0)" in text
+    model = glb_vertices(ENGINE)
+    points = placed(np.vstack(list(model.values())), turn, scale)
+    lift = np.array([0, -points[:, 1].min(), 0])  # x and z stay; the lowest vertex on y=0
+    expected_low, expected_high = points.min(axis=0) + lift, points.max(axis=0) + lift
+    low, high = await bounds(toolkit, "engine")
+    np.testing.assert_allclose(low, expected_low, atol=1e-4)
+    np.testing.assert_allclose(high, expected_high, atol=1e-4)
+    # look_at by name aims at the centre of that world box (not the model's origin).
+    await ok(toolkit, "set_camera", position=[6, 5, 4], look_at="engine")
+    direction = np.asarray(
+        await page_value(toolkit, "camera.getWorldDirection(new THREE.Vector3()).toArray()")
+    )
+    centre = (expected_low + expected_high) / 2
+    want = (centre - [6, 5, 4]) / np.linalg.norm(centre - [6, 5, 4])
+    np.testing.assert_allclose(direction, want, atol=1e-4)
+
+
+async def test_camera_and_lights_aim_at_objects_by_name(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    await ok(toolkit, "add_object", name="cone", shape="cone", size=[0.5, 2], position=[2, 1, -3])
+    await ok(
+        toolkit,
+        "add_object",
+        name="crate",
+        size=[1, 0.5, 2],
+        rotation=[0, 30, 0],
+        position=[-1, 0.25, 1],
+    )
+    text = await ok(toolkit, "set_camera", position=[5, 4, 3], look_at="cone")
+    assert text.startswith("camera at (5, 4, 3) looking at cone (2, 1, -3)."), text
+    direction = np.asarray(
+        await page_value(toolkit, "camera.getWorldDirection(new THREE.Vector3()).toArray()")
+    )
+    want = np.array([2 - 5, 1 - 4, -3 - 3]) / np.linalg.norm([2 - 5, 1 - 4, -3 - 3])
+    np.testing.assert_allclose(direction, want, atol=1e-4)
+    # The scene lines keep the aim: later calls without look_at keep looking there.
+    assert "Camera at (5, 4, 3) looking at (2, 1, -3)" in text
+    moved = await ok(toolkit, "set_camera", position=[0, 6, 6])
+    assert "looking at (2, 1, -3)" in moved
+
+    for kind, name in (("spot", "key"), ("directional", "sun")):
+        text = await ok(
+            toolkit, "add_light", kind=kind, name=name, position=[3, 6, 2], target="crate"
+        )
+        assert f'light "{name}" aimed at crate (-1, 0.25, 1)' in text, text
+        aim = await page_value(
+            toolkit,
+            f"(() => {{ const l = scene.getObjectByName('{name}'); "
+            "const p = l.getWorldPosition(new THREE.Vector3()); "
+            "const t = l.target.getWorldPosition(new THREE.Vector3()); "
+            "return t.sub(p).normalize().toArray(); })()",
+        )
+        want = np.array([-1 - 3, 0.25 - 6, 1 - 2]) / np.linalg.norm([-1 - 3, 0.25 - 6, 1 - 2])
+        np.testing.assert_allclose(aim, want, atol=1e-4)
+    # A light has no geometry: aiming at it means its position; "origin" is (0, 0, 0).
+    text = await ok(toolkit, "set_camera", position=[0, 2, 9], look_at="key")
+    assert "looking at key (3, 6, 2)" in text
+    text = await ok(toolkit, "set_camera", look_at="origin")
+    assert "looking at the origin (0, 0, 0)" in text
+    # A point still works, also as text.
+    text = await ok(toolkit, "set_camera", look_at="1, 2, 3")
+    assert "looking at (1, 2, 3)" in text
+
+
+async def test_bad_placement_and_aim_change_nothing(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    await ok(toolkit, "add_object", name="table", size=[2, 1, 2], position=[0, 0.5, 0])
+    await ok(toolkit, "add_object", name="cube", size=0.5, position=[3, 2, 0])
+    await ok(toolkit, "add_light", kind="directional", name="sun", position=[5, 10, 7])
+    before = await toolkit.scene_summary()
+
+    async def refused(tool_name: str, expected: str, **arguments: object) -> None:
+        outcome = await call(toolkit, tool_name, **arguments)
+        assert outcome.is_error and expected in outcome.text, outcome.text
+        assert "Nothing was changed." in outcome.text
+
+    await refused(
+        "add_object",
+        'rest_on: no object named "tabel"; use "ground" (y=0) or one of: ambient, table, cube, sun',
+        name="box",
+        rest_on="tabel",
+    )
+    await refused("update_object", '"cube" cannot rest on itself', name="cube", rest_on="cube")
+    await refused(
+        "add_object", '"lid" cannot rest on itself', name="lid", rest_on="lid", position=[0, 5, 0]
+    )
+    await refused(
+        "update_object",
+        '"sun" is a light without geometry, so it cannot rest on anything',
+        name="sun",
+        rest_on="table",
+    )
+    await refused(
+        "update_object",
+        'cannot rest on "sun": it is a light without geometry',
+        name="cube",
+        rest_on="sun",
+        position=[9, 9, 9],
+    )
+    await refused(
+        "set_camera",
+        'look_at: no object named "tabel"; give a point [x, y, z] or one of: ambient, table, cube, sun',
+        position=[1, 8, 1],
+        look_at="tabel",
+    )
+    await refused(
+        "set_camera",
+        "look_at: table (0, 0.5, 0) is where the camera stands",
+        position=[0, 0.5, 0],
+        look_at="table",
+    )
+    await refused("add_light", '"sun" cannot aim at itself', kind="spot", name="sun", target="sun")
+    await refused(
+        "add_light",
+        "the light's target cube (3, 2, 0) is where the light stands",
+        kind="directional",
+        name="rim",
+        position=[3, 2, 0],
+        target="cube",
+    )
+    await refused(
+        "add_light",
+        "the light's target (0, 0, 0) is where the light stands",
+        kind="directional",
+        name="rim",
+        position=[0, 0, 0],
+    )
+    wrong = await call(toolkit, "set_camera", look_at=[1, 2])
+    assert wrong.is_error and wrong.kind == "invalid_arguments", wrong.text
+    assert await toolkit.scene_summary() == before
+    # "" is what small models send for "not given": nothing rests, nothing is aimed.
+    text = await ok(toolkit, "update_object", name="cube", rest_on="", color="red")
+    assert "rests" not in text and "cube (box #ff0000) at (3, 2, 0)" in text
+    text = await ok(toolkit, "set_camera", position=[4, 3, 6], look_at="")
+    assert "looking at (0, 0, 0)" in text
