@@ -244,7 +244,7 @@ async def test_camera_and_lights_aim_at_objects_by_name(toolkit: ThreeJSToolkit)
     await ok(
         toolkit,
         "add_object",
-        name="crate",
+        name="crate2",
         size=[1, 0.5, 2],
         rotation=[0, 30, 0],
         position=[-1, 0.25, 1],
@@ -263,9 +263,9 @@ async def test_camera_and_lights_aim_at_objects_by_name(toolkit: ThreeJSToolkit)
 
     for kind, name in (("spot", "key"), ("directional", "sun")):
         text = await ok(
-            toolkit, "add_light", kind=kind, name=name, position=[3, 6, 2], target="crate"
+            toolkit, "add_light", kind=kind, name=name, position=[3, 6, 2], target="crate2"
         )
-        assert f'light "{name}" aimed at crate (-1, 0.25, 1)' in text, text
+        assert f'light "{name}" aimed at crate2 (-1, 0.25, 1)' in text, text
         aim = await page_value(
             toolkit,
             f"(() => {{ const l = scene.getObjectByName('{name}'); "

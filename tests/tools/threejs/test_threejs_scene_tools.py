@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 
@@ -189,7 +190,7 @@ renderer.setAnimationLoop(() => renderer.render(scene, camera));
     assert not outcome.is_error, outcome.text
     assert close_to(pixel(outcome.images[0].data, 0.5, 0.5), (0, 255, 0))
     assert close_to(pixel(outcome.images[0].data, 0.02, 0.02), (0, 0, 0x33))
-    notes = " ".join(__import__("json").loads(outcome.text.split("\n")[0])["notes"])
+    notes = " ".join(json.loads(outcome.text.split("\n")[0])["notes"])
     assert "import lines were turned" in notes and "its own `scene`" in notes
     assert "`new THREE.WebGLRenderer()` is the page's renderer" in notes
     # The adopted scene is the session's scene now: the typed tools see the cube.
@@ -225,3 +226,84 @@ async def test_agent_with_the_entry_point_gets_the_typed_tools() -> None:
     assert {"add_object", "fit_view", "render"} <= names and "render_scene" not in names
     texts = [r.text for m in result.messages for r in m.tool_results]
     assert texts[0].startswith('added box "box".') and "(box #ffa500)" in texts[1]
+
+
+async def test_a_light_on_the_far_side_is_named_with_the_fix(toolkit: ThreeJSToolkit) -> None:
+    """What the 0.5B model did twice: a point light at the origin, boxes seen from the other side."""
+    await fresh(toolkit)
+    await call(toolkit, "add_object", name="c", position=[2, 0.5, 0])
+    await call(toolkit, "add_object", name="coal", color="black", position=[2, 0.5, -2])
+    behind = await call(toolkit, "add_light", kind="point", position=[0, 0, 0])
+    assert re.search(r"^c: .*black", behind.text, re.M), behind.text
+    note = line(behind.text, "Note:")
+    assert note.startswith("Note: c renders black although there is light (point at (0, 0, 0))")
+    assert 'add_light(kind="directional", position=[4, 3, 6]) (where the camera is)' in note
+    assert "coal" not in note  # a black material is not a lighting problem
+    followed = await call(toolkit, "add_light", kind="directional", position=[4, 3, 6])
+    assert not followed.is_error and "Note:" not in followed.text, followed.text
+    assert not re.search(r"^c: .*black", followed.text, re.M), followed.text
+    # A sun aimed away from what the camera sees gets the same note, with its direction.
+    await fresh(toolkit)
+    await call(toolkit, "add_object", name="ball", shape="sphere", size=0.5)
+    away = await call(toolkit, "add_light", name="sun", position=[0, 0, 0], target=[0, 0, 3])
+    assert "sun shines from (0, 0, 0) towards (0, 0, 3)" in line(away.text, "Note:")
+    lit = await call(toolkit, "add_light", kind="ambient")
+    assert "Note:" not in lit.text, lit.text
+
+
+async def test_a_close_up_says_what_it_crops(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    await call(toolkit, "add_light", kind="ambient", intensity=2)
+    await call(toolkit, "add_object", name="ball", shape="sphere", size=0.5, color="red")
+    close = await call(toolkit, "fit_view", names=["ball"], margin=0.85)
+    assert not close.is_error, close.text
+    cut = re.search(r"^ball: .*cut off (\d+)%", close.text, re.M)
+    assert cut and int(cut.group(1)) > 0, close.text
+    assert line(close.text, "Note:") == (
+        f"Note: margin 0.85 is below 1, so the frame crops ball ({cut.group(1)}% cut off); "
+        "margin 1.15 (the default) shows all of it."
+    )
+    whole = await call(toolkit, "fit_view", names=["ball"], margin=1.15)
+    assert "cut off" not in whole.text and "Note:" not in whole.text, whole.text
+
+
+async def test_addons_written_as_three_members(toolkit: ThreeJSToolkit) -> None:
+    """THREE.OrbitControls gets the import that works; THREE.GLTFLoader and OBJLoader exist."""
+    code = "scene.add(new THREE.Mesh(new THREE.BoxGeometry(), new THREE.MeshNormalMaterial()));\n"
+    broken = await call(
+        toolkit,
+        "render_scene",
+        code=code + "const controls = new THREE.OrbitControls(camera, renderer.domElement);",
+        reset=True,
+        size=64,
+    )
+    assert broken.is_error and "THREE.OrbitControls is not a constructor" in broken.text
+    hint = line(broken.text, "hint:")
+    assert hint == (
+        "hint: OrbitControls is a three.js addon, not part of THREE: "
+        "const { OrbitControls } = await addon('controls/OrbitControls.js'); then new OrbitControls(...)"
+    )
+    fixed = await call(
+        toolkit,
+        "render_scene",
+        code=code
+        + "const { OrbitControls } = await addon('controls/OrbitControls.js');\n"
+        + "const controls = new OrbitControls(camera, renderer.domElement);\n"
+        + "console.log(typeof new THREE.GLTFLoader().loadAsync, typeof new THREE.OBJLoader().parse);",
+        reset=True,
+        size=64,
+    )
+    assert not fixed.is_error, fixed.text
+    report = json.loads(fixed.text.split("\n", 1)[0])
+    assert report["console"][-1]["text"] == "function function"
+
+
+async def test_a_size_error_says_how_the_numbers_were_read(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    cone = await call(toolkit, "add_object", name="tree", shape="cone", size=[0.5, 0, 2])
+    assert cone.is_error
+    assert (
+        "a cone's size is [radius, height], all positive; got [0.5,0,2], "
+        "read as radius 0.5, height 0 (a cone takes 2 numbers)"
+    ) in cone.text
+    assert "Objects: none." in cone.text

@@ -11,8 +11,9 @@ from agentsdk.vision import VisibilityReport
 
 from agentsdk import Image, Tool, ToolContext, ToolError, Toolkit, tool
 from agentsdk_threejs.file_tools import FileTools
-from agentsdk_threejs.measure import ObjectBounds, penetration
+from agentsdk_threejs.measure import ObjectBounds
 from agentsdk_threejs.measure_tools import MeasureTools
+from agentsdk_threejs.notes import addon_hints, crop_notes, light_side_notes, overlap_notes
 from agentsdk_threejs.page import RendererError, RendererPage, RenderTimeoutError
 from agentsdk_threejs.pool import RendererPool
 from agentsdk_threejs.report import (
@@ -288,9 +289,12 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
         lines = [("; ".join(result.changes) + ".") if result.changes else "Rendered."]
         lines.append(scene)
         if result.scene is not None:
-            lines.extend(_overlap_notes(result.scene, [op.get("name") for op in ops]))
+            lines.extend(overlap_notes(result.scene, [op.get("name") for op in ops]))
         report = result.report
         lines.extend(visibility.to_text() for visibility in result.visibility)
+        lines.extend(crop_notes(ops, result.visibility))
+        if result.scene is not None:
+            lines.extend(light_side_notes(result.scene, result.visibility))
         if report.blank and not result.visibility:
             flat = ", ".join(f"{v.view} is all {v.color}" for v in report.views if v.uniform)
             lines.append(
@@ -345,6 +349,9 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
         labels = [view.view for view in report.views]
         if not report.ok:
             message = describe_failure(report, code)
+            server = self.pool.server
+            hints = addon_hints(report, server.roots["three"] if server is not None else None)
+            message = "\n".join([message, *hints])
             if preface and not report.errors:
                 message = f"{preface}\n{message}"
             if seen:
@@ -373,27 +380,6 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
             *texts,
             *(Image(data, label=label) for label, data in zip(labels, result.images, strict=True)),
         ]
-
-
-def _overlap_notes(scene: SceneSummary, names: list[Any]) -> list[str]:
-    """Say when an object just added or changed sits inside another one (a small model's
-    usual slip: a box placed at y=0 inside the table it should stand on)."""
-    boxes = {
-        o.name: ObjectBounds(name=o.name, min=o.bbox_min, max=o.bbox_max)
-        for o in scene.objects
-        if o.bbox_min is not None and o.bbox_max is not None
-    }
-    notes = []
-    for name in dict.fromkeys(n for n in names if isinstance(n, str) and n in boxes):
-        mine = boxes[name]
-        for other in boxes.values():
-            if other.name == name or penetration(mine, other) <= 0.001:
-                continue
-            notes.append(
-                f"Note: {name} overlaps {other.name} by {penetration(mine, other):.3g} "
-                f"({name}'s bottom is y {mine.min[1]:.3g}; {other.name}'s top is y {other.max[1]:.3g})."
-            )
-    return notes[:3]
 
 
 def _check_groups(groups: Sequence[str] | str) -> tuple[str, ...]:

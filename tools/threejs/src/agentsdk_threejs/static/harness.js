@@ -312,7 +312,7 @@ function begin() {
   return performance.now();
 }
 
-const SCENE_THREE = sceneThree(() => state.renderer);
+const SCENE_THREE = sceneThree(() => state.renderer, { GLTFLoader, OBJLoader });
 
 async function runSceneCode(code, deadline) {
   const adapted = adaptImports(code, state.notes);

@@ -25,12 +25,14 @@ class TrackedOrthographicCamera extends THREE.OrthographicCamera {
   constructor(...args) { super(...args); if (created.tracking) created.cameras.push(this); }
 }
 
-export function sceneThree(pageRenderer) {
+export function sceneThree(pageRenderer, legacy = {}) {
   // `new THREE.WebGLRenderer(...)` in scene code hands back the page's renderer: a second
   // WebGL context would draw nowhere we look (and Chromium caps the number of contexts).
   function WebGLRenderer() { return pageRenderer(); }
   WebGLRenderer.prototype = THREE.WebGLRenderer.prototype;
   return Object.freeze({
+    // Older tutorials use addons as THREE.GLTFLoader (three's former examples/js scripts).
+    ...legacy,
     ...THREE,
     Scene: TrackedScene,
     PerspectiveCamera: TrackedPerspectiveCamera,
