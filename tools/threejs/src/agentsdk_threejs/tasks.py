@@ -378,18 +378,12 @@ def _tasks() -> list[Task]:
                 Check("cube centred over table", _centred_over("cube", "table")),
             ],
             reference=[
-                call("measure", name="table"),
-                lambda world: call(
-                    "add_object",
-                    name="cube",
-                    size=[0.5],
-                    position=[0, _top_from(_last_text(world), "table") + 0.25, 0],
-                ),
+                call("add_object", name="cube", size=[0.5], rest_on="table"),
                 "The cube rests on the table.",
             ],
             max_turns=6,
             tags=("measure", "multi-step"),
-            description="read the table's top from measure, place the cube on it",
+            description="rest the cube on the table (rest_on, or measure's top and arithmetic)",
         ),
         Task(
             id="threejs/frame-the-box",
@@ -494,7 +488,7 @@ def _tasks() -> list[Task]:
             ],
             reference=[
                 call("add_object", name="floor", shape="plane", size=[10, 10], color="grey"),
-                call("add_object", name="box", size=[1], color="red", position=[0, 0.5, 0]),
+                call("add_object", name="box", size=[1], color="red", rest_on="floor"),
                 call("add_light", kind="directional", name="sun"),
                 "Built the floor, the box on it and the sun.",
             ],
@@ -517,10 +511,20 @@ def _tasks() -> list[Task]:
             ],
             reference=[
                 call(
-                    "add_object", name="left", shape="sphere", size=[0.5], position=[-1.5, 0.5, 0]
+                    "add_object",
+                    name="left",
+                    shape="sphere",
+                    size=[0.5],
+                    position=[-1.5, 0, 0],
+                    rest_on="ground",
                 ),
                 call(
-                    "add_object", name="right", shape="sphere", size=[0.5], position=[1.5, 0.5, 0]
+                    "add_object",
+                    name="right",
+                    shape="sphere",
+                    size=[0.5],
+                    position=[1.5, 0, 0],
+                    rest_on="ground",
                 ),
                 call("assert_distance", name="left", other="right", distance=3),
                 "The spheres are 3 apart.",
@@ -624,14 +628,6 @@ def _centred_over(name: str, on: str) -> CheckFn:
     return fn
 
 
-def _top_from(text: str, name: str) -> float:
-    """The reference reads the top from the measure tool's line, as a model would."""
-    for line in text.splitlines():
-        if line.startswith(f"{name}:") and "top y " in line:
-            return float(line.rsplit("top y ", 1)[1].split()[0].rstrip(","))
-    raise ValueError(f"no top of {name} in: {text}")
-
-
 async def _looks_down(world: World) -> CheckValue:
     camera = (await _scene(world)).camera
     direction = [t - p for t, p in zip(camera.target, camera.position, strict=True)]
@@ -659,7 +655,7 @@ def _glb_has(path: str, name: str) -> Callable[[World], CheckValue]:
 
 
 def suite() -> Suite:
-    """The three.js suite: 14 tasks, from one call to corrections driven by the report."""
+    """The three.js suite: 15 tasks, from one call to corrections driven by the report."""
     return Suite(
         name="threejs",
         description="three.js scenes built with the typed tools, checked in the live page",
