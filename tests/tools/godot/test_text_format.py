@@ -154,6 +154,12 @@ def test_godot4_helper_scripts_are_gdscript2() -> None:
     assert "TCPServer.new()" in four.helper_script("bridge.gd")
     assert "func _initialize()" in four.helper_script("harness.gd")
     assert "TCP_Server.new()" in three.helper_script("bridge.gd")
+    # class info: the same answer from each generation's own API (types by type_string in 4)
+    info4, info3 = four.helper_script("classinfo.gd"), three.helper_script("classinfo.gd")
+    assert "func _initialize()" in info4 and 'type_string(prop["type"])' in info4
+    assert "ClassDB.can_instantiate" in info4 and "ClassDB.can_instance" in info3
+    for key in ('"types"', '"resources"', '"enums"', '"inherits"', '"colours"'):
+        assert key in info4 and key in info3
     assert four.game_argv("godot", Path("/p"), debug=True) == [
         "godot",
         "--headless",

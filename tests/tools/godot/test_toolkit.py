@@ -65,7 +65,7 @@ async def test_authoring_tools_build_a_scene_the_engine_opens(toolkit: GodotTool
         property="translation",
         value="Vector3( 0, 1",
     )
-    assert bad_value.is_error and "not a Godot literal" in bad_value.text
+    assert bad_value.is_error and "translation is a Vector3: write e.g." in bad_value.text
     missing = await call(
         toolkit,
         "set_property",
@@ -366,8 +366,10 @@ async def test_what_the_engine_would_ignore_is_refused_and_nothing_is_written(
     toolkit: GodotToolkit,
 ) -> None:
     await call(toolkit, "create_scene", path="res://main.tscn", root_type="Spatial")
-    again = await call(toolkit, "create_scene", path="res://main.tscn")
-    assert again.is_error and "already exists" in again.text
+    again = await call(toolkit, "create_scene", path="res://main.tscn")  # the same: no change
+    assert not again.is_error and "unchanged" in again.text
+    other = await call(toolkit, "create_scene", path="res://main.tscn", root_type="Node")
+    assert other.is_error and "already exists" in other.text
     cube = await call(toolkit, "add_node", scene="res://main.tscn", name="Box", type="Cube")
     assert (
         cube.is_error and "Godot has no class 'Cube'" in cube.text and "MeshInstance" in cube.text
@@ -396,8 +398,10 @@ async def test_what_the_engine_would_ignore_is_refused_and_nothing_is_written(
     assert radius.is_error and "CubeMesh has no property 'radius'" in radius.text
     typo = await set_("Box", "translaton", "Vector3( 0, 1, 0 )")
     assert typo.is_error and "Did you mean translation" in typo.text
-    unset = await set_("Box", "material_override/albedo_color", "Color( 1, 0, 0, 1 )")
-    assert unset.is_error and 'material_override = "SpatialMaterial()"' in unset.text
+    wrong_kind = await set_("Box", "material_override", "CubeMesh()")
+    assert wrong_kind.is_error and "material_override cannot hold a CubeMesh" in wrong_kind.text
+    number = await set_("Box", "translation", "5")
+    assert number.is_error and "translation is a Vector3 of 3 numbers, not 1" in number.text
     bogus = await set_("Box", "mesh", "Cube()")
     assert bogus.is_error and "Godot has no class 'Cube' for a new resource" in bogus.text
     assert toolkit.project.file("res://main.tscn").read_bytes() == before  # nothing written

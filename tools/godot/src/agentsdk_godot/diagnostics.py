@@ -128,8 +128,13 @@ def parse_diagnostics(output: str, *, keep_noise: bool = False) -> list[Diagnost
             if brk:
                 # with the local debugger (`-d`) a runtime error is reported as a break
                 # followed by its frames instead of a SCRIPT ERROR line
+                reason = brk.group(1)
                 found.append(
-                    Diagnostic(severity="error", kind="script_error", message=brk.group(1))
+                    Diagnostic(
+                        severity="error",
+                        kind="script_error",
+                        message=reason.removeprefix("Parser Error: "),
+                    )
                 )
                 pending_stack = []
         i += 1
@@ -153,11 +158,12 @@ def _read_entry(lines: list[str], i: int, label: str, rest: str, found: list[Dia
             j += 1
     # Godot 3 puts the function first: "helper: Invalid call..." / "GDScript::reload: Parse Error: ..."
     prefix = re.match(r"^([A-Za-z_][\w:]*): (.*)$", message)
-    if prefix and function is None and not message.startswith("Parse Error"):
+    if prefix and function is None and not message.startswith(("Parse Error", "Parser Error")):
         function, message = prefix.group(1), prefix.group(2)
-    is_parse = message.startswith("Parse Error")
+    # Godot 3 reports a script that does not parse twice, once as "Parser Error: ..."
+    is_parse = message.startswith(("Parse Error", "Parser Error"))
     if is_parse:
-        message = message.removeprefix("Parse Error: ")
+        message = message.removeprefix("Parse Error: ").removeprefix("Parser Error: ")
     warning = "WARNING" in label
     if label == "ERROR" and message.startswith("'") and file is None:
         warning = True  # Godot 3 `-d` prints GDScript warnings as ERROR: '<text>'
@@ -210,6 +216,11 @@ def _dedupe(found: list[Diagnostic]) -> list[Diagnostic]:
         key = (diag.message, diag.file, diag.line)
         if key in seen:
             first = next(d for d in unique if (d.message, d.file, d.line) == key)
+            if diag.kind != first.kind:  # the same parse error in its two spellings
+                first.kind = (
+                    "parse_error" if "parse_error" in (diag.kind, first.kind) else first.kind
+                )
+                continue
             first.count += 1
             first.stack = first.stack or diag.stack
         else:

@@ -276,10 +276,12 @@ class GodotEngine:
         scripts: list[str] | None = None,
         *,
         all_classes: bool = False,
+        colours: list[str] | None = None,
         timeout: float = 30.0,
     ) -> ClassReport | None:
-        """Ask the engine which classes exist and their properties (None: no helper for this
-        engine generation, or the engine could not answer)."""
+        """Ask the engine which classes exist, their properties and the properties' types, and
+        what named colours are (None: no helper for this engine generation, or the engine could
+        not answer)."""
         dialect = await self.dialect()
         try:
             helper = dialect.helper_script("classinfo.gd")
@@ -295,6 +297,7 @@ class GodotEngine:
                 "classes": classes,
                 "scripts": scripts or [],
                 "all_classes": all_classes,
+                "colours": colours or [],
                 "out": str(out),
             }
             (work / "job.json").write_text(json.dumps(job), encoding="utf-8")
@@ -387,7 +390,18 @@ class ClassInfo(BaseModel):
     node: bool = False
     resource: bool = False
     instantiable: bool = False
+    inherits: list[str] = Field(default_factory=list, description="parent classes, nearest first")
     properties: list[str] = Field(default_factory=list)
+    types: dict[str, str] = Field(
+        default_factory=dict, description='property -> Variant type name ("String", "Vector3")'
+    )
+    resources: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="resource property -> the classes a new value of it can be made from",
+    )
+    enums: dict[str, str] = Field(
+        default_factory=dict, description='int property -> its names, "Left,Center,Right"'
+    )
 
 
 class ScriptInfo(BaseModel):
@@ -396,6 +410,7 @@ class ScriptInfo(BaseModel):
     ok: bool
     base: str = ""
     properties: list[str] = Field(default_factory=list)
+    types: dict[str, str] = Field(default_factory=dict)
 
 
 class ClassReport(BaseModel):
@@ -404,6 +419,9 @@ class ClassReport(BaseModel):
     classes: dict[str, ClassInfo] = Field(default_factory=dict)
     scripts: dict[str, ScriptInfo] = Field(default_factory=dict)
     all_classes: list[str] = Field(default_factory=list)
+    colours: dict[str, list[float] | None] = Field(
+        default_factory=dict, description="named colour -> RGBA, None when it has no such name"
+    )
 
 
 class ImportReport(BaseModel):

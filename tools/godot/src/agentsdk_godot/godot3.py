@@ -25,6 +25,7 @@ _FROM_GODOT4 = {
     "CollisionShape3D": "CollisionShape",
     "Area3D": "Area",
     "BoxMesh": "CubeMesh",
+    "Sprite2D": "Sprite",
     "Transform3D": "Transform",
     "Quaternion": "Quat",
     "PackedInt32Array": "PoolIntArray",

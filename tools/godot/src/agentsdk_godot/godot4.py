@@ -28,6 +28,7 @@ _FROM_GODOT3 = {
     "CollisionShape": "CollisionShape3D",
     "Area": "Area3D",
     "CubeMesh": "BoxMesh",
+    "Sprite": "Sprite2D",
     "Transform": "Transform3D",
     "Quat": "Quaternion",
     "PoolIntArray": "PackedInt32Array",

@@ -8,6 +8,9 @@ from pydantic import BaseModel, Field
 
 from agentsdk_godot.diagnostics import Diagnostic, format_diagnostics
 from agentsdk_godot.engine import EngineRun
+from agentsdk_godot.project import GodotProject, ProjectPathError
+
+WHOLE_SCRIPT_LINES = 40  # a script this short is shown whole with its error: it is what to fix
 
 __all__ = [
     "RunReport",
@@ -17,6 +20,7 @@ __all__ = [
     "describe_report",
     "problems",
     "run_report",
+    "source_lines",
 ]
 
 
@@ -90,3 +94,35 @@ def describe_report(report: RunReport) -> str:
         head += " (it did not finish in time: an endless loop? it was stopped)"
     body = format_diagnostics([d for d in report.diagnostics if d.severity == "error"])
     return head + (":\n" + body if body else "")
+
+
+def source_lines(project: GodotProject, diagnostics: list[Diagnostic], *, whole: bool) -> str:
+    """The script lines errors point at, numbered, the error lines marked with `>`: the whole
+    script when `whole` and it is short (the model may never have seen it), else the lines
+    around each error. Empty when no error is in a script of the project."""
+    wanted: dict[str, set[int]] = {}
+    for diag in diagnostics:
+        if diag.severity == "error" and diag.file and diag.file.startswith("res://"):
+            if diag.line is not None:
+                wanted.setdefault(diag.file, set()).add(diag.line)
+    blocks = []
+    for path, marked in list(wanted.items())[:2]:
+        try:
+            lines = project.read_text(path).splitlines()
+        except (OSError, ProjectPathError, UnicodeDecodeError):
+            continue
+        if whole and len(lines) <= WHOLE_SCRIPT_LINES:
+            shown = set(range(1, len(lines) + 1))
+        else:
+            shown = {n for m in marked for n in range(m - 2, m + 3) if 1 <= n <= len(lines)}
+        width = len(str(max(shown, default=1)))
+        rows, last = [], 0
+        for number in sorted(shown):
+            if last and number > last + 1:
+                rows.append("  ...")
+            mark = ">" if number in marked else " "
+            rows.append(f"{mark} {number:>{width}} | {lines[number - 1]}")
+            last = number
+        if rows:
+            blocks.append(f"{path} (error lines marked >):\n" + "\n".join(rows))
+    return "".join("\n" + block for block in blocks)

@@ -184,6 +184,13 @@ class GodotToolkitBase(Toolkit):
 
     def _scene(self, path: str) -> SceneFile:
         try:
+            missing = path.endswith(".tscn") and not self.project.file(path).exists()
+            if missing:
+                others = ", ".join(self.project.scenes()) or "none yet"
+                raise ToolError(
+                    f"{self.project.res_path(self.project.file(path))} does not exist: create it "
+                    f'first with create_scene(path="{path}") (scenes: {others})'
+                )
             return self.project.read_scene(path)
         except (ProjectPathError, SceneError, VariantSyntaxError) as err:
             raise ToolError(str(err)) from None

@@ -2,70 +2,24 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
 from agentsdk import ToolError, tool
 from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.project import ProjectPathError
-from agentsdk_godot.reports import SceneChange, ScriptCheck
+from agentsdk_godot.properties import PropertyWriter, literal, maybe_literal
+from agentsdk_godot.reports import SceneChange, ScriptCheck, source_lines
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.toolkit_base import GodotToolkitBase
 from agentsdk_godot.validation import ClassCatalog
-from agentsdk_godot.variant import (
-    Constructor,
-    ExtResource,
-    SubResource,
-    Variant,
-    VariantSyntaxError,
-    parse_variant,
-)
+from agentsdk_godot.variant import Constructor, ExtResource
 
 __all__ = ["AuthoringTools", "literal"]
 
-_VALUE_TYPES = (
-    "Vector",
-    "Color",
-    "Transform",
-    "Basis",
-    "Quat",
-    "Rect",
-    "Plane",
-    "AABB",
-    "Pool",
-    "Packed",
-    "NodePath",
-)
 
-
-def literal(text: str) -> Variant:
-    """A Godot literal from a tool argument, or a ToolError with examples."""
-    try:
-        return parse_variant(text)
-    except VariantSyntaxError as err:
-        raise ToolError(
-            f'value {text!r} is not a Godot literal ({err}). Examples: 1.5, true, "text", '
-            "Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), Transform( 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 5 )"
-        ) from None
-
-
-_DYNAMIC = re.compile(r".*/\d+(/.*)?$")  # per-instance properties: material/0, bones/3/name
-
-
-def _example_resource(prop: str) -> str:
-    if "material" in prop:
-        return "SpatialMaterial()"
-    if "shape" in prop:
-        return "BoxShape()"
-    return "CubeMesh()" if prop == "mesh" else "<ResourceClass>()"
-
-
-def _maybe_literal(text: str) -> Variant:
-    try:
-        return parse_variant(text)
-    except VariantSyntaxError:
-        return None
+def _made(detail: str, writer: PropertyWriter) -> str:
+    return detail + "".join(f"; {what}" for what in writer.made)
 
 
 class AuthoringTools(GodotToolkitBase):
@@ -88,30 +42,56 @@ class AuthoringTools(GodotToolkitBase):
             main: Make it the project's main scene (what run_project runs).
         """
         name = root_name or Path(path).stem.title().replace("_", "")
+        cls = self.project.dialect.class_name(root_type)
         try:
             exists = self.project.file(path).exists()
         except ProjectPathError as err:
             raise ToolError(str(err)) from None
         if exists:  # never replace a scene (and the work in it) by an empty one
             res = self.project.res_path(self.project.file(path))
-            nodes = ", ".join(n.path for n in self._scene(res).nodes)
+            doc = self._scene(res)
+            await self._known(doc, [], [])
+            if len(doc.nodes) == 1 and (doc.root.name, doc.root.type) == (name, cls):
+                # asked again for what is there: nothing to do, and the next step is the same
+                return SceneChange(
+                    scene=res,
+                    node=".",
+                    detail=f"unchanged: {res} already is this empty scene; next: add children "
+                    f"with {self._next_child(doc, res)}",
+                    nodes=["."],
+                )
+            nodes = ", ".join(n.path for n in doc.nodes)
             raise ToolError(
                 f"{res} already exists (nodes: {nodes}); do not create it again. Add a child with "
-                f'add_node(scene="{res}", name="...", type="MeshInstance"), change one with '
-                "set_property, or create a new scene under another path"
+                f"{self._next_child(doc, res)}, change one with set_property, or create a new scene "
+                "under another path"
             )
-        cls = self.project.dialect.class_name(root_type)
         catalog = await self._known(self.project.new_scene(name, "Node"), [cls], [])
         catalog.check_node_class(cls)
         scene = self.project.new_scene(name, root_type)
         try:
             change = self._save(path, scene, ".", f"created with root {name} ({root_type})")
-            change.detail += f'; next: add children with add_node(scene="{change.scene}", ...)'
+            change.detail += "; next: add children with " + self._next_child(scene, change.scene)
         except ProjectPathError as err:
             raise ToolError(str(err)) from None
         if main or not self.project.main_scene:
             self.project.main_scene = change.scene
         return change
+
+    def _next_child(self, doc: SceneFile, scene: str) -> str:
+        """An add_node call that fits the scene's root (a Label under a Control ...)."""
+        catalog, root = self._catalog, doc.root.type
+        kind = "Node"
+        for base, child in (
+            ("Control", "Label"),
+            ("Node2D", "Sprite"),
+            ("Spatial", "MeshInstance"),
+        ):
+            base = self.project.dialect.class_name(base)
+            if catalog is not None and catalog.is_a(root, base):
+                kind = self.project.dialect.class_name(child)
+                break
+        return f'add_node(scene="{scene}", name="...", type="{kind}")'
 
     @tool(side_effects=True)
     async def add_node(
@@ -129,19 +109,23 @@ class AuthoringTools(GodotToolkitBase):
             name: Name of the new node.
             type: Its class, e.g. MeshInstance, Camera, DirectionalLight, Label.
             parent: Path of the parent node ("." is the root, "Player/Arm" deeper).
-            properties: Property name -> Godot literal, e.g. {"translation": "Vector3( 0, 1, 0 )"}.
+            properties: Property -> value, e.g. {"translation": "Vector3( 0, 1, 0 )", "text": "Hi"}.
         """
         doc = self._scene(scene)
         cls = self.project.dialect.class_name(type)
         catalog = await self._known(doc, [cls], list((properties or {}).values()))
         catalog.check_node_class(cls)
+        writer = PropertyWriter(doc, catalog, self.project.dialect)
         try:
             node = doc.add_node(name, cls, parent)
-            for key, text in (properties or {}).items():
-                self._assign(doc, node.properties, key, text, (cls, None))
+            stored = [
+                f"{key} = {await writer.assign(node.properties, key, text, (cls, None))}"
+                for key, text in (properties or {}).items()
+            ]
         except SceneError as err:
             raise ToolError(str(err)) from None
-        return self._save(scene, doc, node.path, f"added {type} {node.path}")
+        detail = f"added {type} {node.path}" + (": " + ", ".join(stored) if stored else "")
+        return self._save(scene, doc, node.path, _made(detail, writer))
 
     async def _known(self, doc: SceneFile, classes: list[str], values: list[str]) -> ClassCatalog:
         """The class catalog, with every class these edits may touch loaded."""
@@ -150,7 +134,7 @@ class AuthoringTools(GodotToolkitBase):
         wanted = list(classes) + [s.type for s in doc.sub_resources]
         wanted += [n.type for n in doc.nodes if n.type]
         for text in values:
-            value = _maybe_literal(text)
+            value = maybe_literal(text)
             if isinstance(value, Constructor) and not value.args:
                 wanted.append(self.project.dialect.class_name(value.name))
         scripts = [
@@ -163,60 +147,6 @@ class AuthoringTools(GodotToolkitBase):
         await self._catalog.load(wanted, scripts)
         return self._catalog
 
-    def _property_value(self, doc: SceneFile, text: str) -> Variant:
-        value = literal(text)
-        # "CubeMesh()" / "SpatialMaterial()" with no arguments: a new sub-resource of that class
-        if (
-            isinstance(value, Constructor)
-            and not value.args
-            and not value.name.startswith(_VALUE_TYPES)
-        ):
-            cls = self.project.dialect.class_name(value.name)
-            if self._catalog is not None:
-                self._catalog.check_resource_class(cls)
-            return doc.add_sub_resource(cls, {})
-        return value
-
-    def _assign(
-        self,
-        doc: SceneFile,
-        owner: dict[str, Variant],
-        prop: str,
-        text: str,
-        owner_class: tuple[str | None, str | None],
-    ) -> None:
-        """`prop` may walk resources stored in the scene: "mesh/material/albedo_color".
-        `owner_class` is (class, script path) of the node, to refuse properties it lacks."""
-        cls, script = owner_class
-        catalog = self._catalog
-        known = catalog.properties(cls, script) if catalog is not None else None
-        first = prop.split("/")[0]
-        walk = "/" in prop and isinstance(owner.get(first), SubResource)
-        if "/" in prop and known is not None and prop not in known and not walk:
-            if not _DYNAMIC.match(prop) and first in known:
-                raise SceneError(
-                    f"{first} is not a resource stored in this scene: set it first, e.g. "
-                    f'{first} = "{_example_resource(first)}"'
-                )
-        if walk and not (known is not None and prop in known):
-            *chain, field = prop.split("/")
-            for part in chain:
-                ref = owner.get(part)
-                if not isinstance(ref, SubResource):
-                    raise SceneError(
-                        f"{part} is not a resource stored in this scene: set it first, "
-                        f'e.g. {part} = "{_example_resource(part)}"'
-                    )
-                entry = doc.sub_resource(ref)
-                owner, cls = entry.properties, entry.type
-            if catalog is not None:
-                catalog.check_property(cls, field)
-            owner[field] = self._property_value(doc, text)
-        else:
-            if catalog is not None:
-                catalog.check_property(cls, prop, script)
-            owner[prop] = self._property_value(doc, text)
-
     @tool(side_effects=True)
     async def set_property(self, scene: str, node: str, property: str, value: str) -> SceneChange:
         """Set a node property in a scene file.
@@ -226,21 +156,22 @@ class AuthoringTools(GodotToolkitBase):
             node: Node path ("." for the root).
             property: e.g. "translation", "transform", "text", "mesh". A field of a resource stored
                 in the scene is "<property>/<field>", e.g. "mesh/size", "mesh/material/albedo_color".
-            value: A Godot literal: 2.5, true, "hi", Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), CubeMesh().
+            value: e.g. 2.5, true, Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), CubeMesh(); text as it is.
         """
         doc = self._scene(scene)
         try:
             target = doc.node(node)
         except SceneError as err:
             raise ToolError(str(err)) from None
-        await self._known(doc, [target.type or ""], [value])
+        catalog = await self._known(doc, [target.type or ""], [value])
         script_ref = target.properties.get("script")
         script = next((e.path for e in doc.ext_resources if script_ref == ExtResource(e.id)), None)
+        writer = PropertyWriter(doc, catalog, self.project.dialect)
         try:
-            self._assign(doc, target.properties, property, value, (target.type, script))
+            stored = await writer.assign(target.properties, property, value, (target.type, script))
         except SceneError as err:
             raise ToolError(str(err)) from None
-        return self._save(scene, doc, target.path, f"{property} = {value}")
+        return self._save(scene, doc, target.path, _made(f"{property} = {stored}", writer))
 
     @tool(side_effects=True)
     async def remove_node(self, scene: str, node: str) -> SceneChange:
@@ -266,6 +197,12 @@ class AuthoringTools(GodotToolkitBase):
             path: e.g. "res://player.gd".
             source: The full GDScript source (Godot 3: `extends Spatial`, `export var speed = 1.0`).
         """
+        res = await self._write_checked(path, source)
+        return ScriptCheck(path=res.path, ok=True, warnings=res.warnings)
+
+    async def _write_checked(self, path: str, source: str) -> ScriptCheck:
+        """Save a script and parse it with the engine: a parse error is a ToolError with the
+        lines it is about."""
         if not path.endswith(".gd"):
             raise ToolError("GDScript files end in .gd")
         try:
@@ -275,30 +212,68 @@ class AuthoringTools(GodotToolkitBase):
         found = await self.engine.check_script(self.project.path, res)
         errors = [d for d in found if d.severity == "error"]
         if errors:
-            raise ToolError(f"{res} was saved but does not parse:\n" + format_diagnostics(errors))
+            raise ToolError(
+                f"{res} was saved but does not parse:\n"
+                + format_diagnostics(errors)
+                + source_lines(self.project, errors, whole=False)
+            )
         return ScriptCheck(path=res, ok=True, warnings=[d.describe() for d in found])
 
     @tool(side_effects=True)
-    async def attach_script(self, scene: str, node: str, script: str) -> SceneChange:
-        """Attach an existing GDScript file to a node of a scene.
+    async def attach_script(
+        self, scene: str, node: str, script: str, source: str | None = None
+    ) -> SceneChange:
+        """Attach a GDScript file to a node of a scene; with `source`, write the file first.
 
         Args:
             scene: The scene file.
             node: Node path ("." for the root).
-            script: The script, e.g. "res://spin.gd" (write it first with write_script).
+            script: The script, e.g. "res://spin.gd".
+            source: Its GDScript source, to write (or rewrite) the file and attach it in one call.
         """
         try:
             exists = self.project.file(script).exists()
         except ProjectPathError as err:
             raise ToolError(str(err)) from None
-        if not exists:
-            raise ToolError(f"{script} does not exist: write it first with write_script")
+        if not exists and source is None:
+            raise ToolError(
+                f"{script} does not exist: give its GDScript as source to write it and attach it "
+                "in this call, or write it first with write_script"
+            )
         doc = self._scene(scene)
         try:
-            doc.attach_script(node, self.project.res_path(script))
+            target = doc.node(node)
         except SceneError as err:
             raise ToolError(str(err)) from None
-        return self._save(scene, doc, doc.node(node).path, f"script {script}")
+        written = None
+        if source is not None:
+            try:
+                written = await self._write_checked(script, source)
+            except ToolError as err:
+                raise ToolError(f"{err}\nNot attached: fix the source and call again.") from None
+        res = self.project.res_path(script)
+        await self._check_extends(doc, target.type, res)
+        doc.attach_script(node, res)
+        detail = f"script {res}" + (" written and attached" if written else "")
+        if written and written.warnings:
+            detail += "; warnings: " + "; ".join(written.warnings[:3])
+        return self._save(scene, doc, target.path, detail)
+
+    async def _check_extends(self, doc: SceneFile, node_type: str | None, script: str) -> None:
+        """Refuse a script whose class the node is not (`extends Node2D` on a MeshInstance):
+        the engine would not run it and would say so only when the scene is played."""
+        if not node_type:
+            return
+        catalog = await self._known(doc, [node_type], [])
+        await catalog.load([], [script])
+        info = catalog.script(script)
+        if info is None or not info.ok or not info.base:
+            return
+        if catalog.is_a(node_type, info.base) is False:
+            raise ToolError(
+                f"{script} extends {info.base}, but the node is a {node_type}: start the script "
+                f"with `extends {node_type}` (or a class it inherits)"
+            )
 
     @tool(side_effects=True)
     async def import_asset(

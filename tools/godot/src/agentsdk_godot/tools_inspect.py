@@ -12,7 +12,13 @@ from agentsdk import Image, ToolContext, ToolError, tool
 from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.engine import HarnessJob
 from agentsdk_godot.measure import SceneMeasurements
-from agentsdk_godot.reports import RunReport, describe_report, problems, run_report
+from agentsdk_godot.reports import (
+    RunReport,
+    describe_report,
+    problems,
+    run_report,
+    source_lines,
+)
 from agentsdk_godot.toolkit_base import GodotToolkitBase
 
 __all__ = ["InspectionTools"]
@@ -52,7 +58,13 @@ class InspectionTools(GodotToolkitBase):
         run = await self._run(job, timeout=max(self.run_timeout, seconds * 3 + 10))
         report = run_report(chosen, run)
         if not report.ok:
-            raise ToolError(describe_report(report))
+            errors = [d for d in report.diagnostics if d.severity == "error"]
+            text = describe_report(report) + source_lines(self.project, errors, whole=True)
+            if any("Node not found" in d.message for d in errors):
+                text += f"\nnodes of {chosen}: " + ", ".join(
+                    n.path for n in self._scene(chosen).nodes
+                )
+            raise ToolError(text)
         return report
 
     @tool

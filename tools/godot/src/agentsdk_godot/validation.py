@@ -32,6 +32,7 @@ class ClassCatalog:
         self._classes: dict[str, ClassInfo] = {}
         self._scripts: dict[tuple[str, float], ScriptInfo] = {}
         self._all: list[str] = []
+        self._colours: dict[str, tuple[float, ...] | None] = {}
         self.available = True  # False when the engine generation has no class-info helper
 
     async def load(self, classes: list[str], scripts: list[str] | None = None) -> None:
@@ -134,6 +135,56 @@ class ClassCatalog:
             )
         owner = f"{owner_class} (with its script)" if script else owner_class
         raise ToolError(f"{owner} has no property {prop!r}.{hint}")
+
+    # ---------- types (after `load`)
+
+    def info(self, name: str | None) -> ClassInfo | None:
+        """What the engine said about a loaded class (None: unknown or not loaded)."""
+        info = self._classes.get(name or "") if self.available else None
+        return info if info is not None and info.exists else None
+
+    def property_type(
+        self, owner_class: str | None, prop: str, script: str | None = None
+    ) -> str | None:
+        """The Variant type name of a property ("String", "Vector3", "Object" ...), or None
+        when it cannot be known (an unloaded class, a per-instance property, an untyped
+        script variable)."""
+        info = self.info(owner_class)
+        if info is None:
+            return None
+        found = info.types.get(prop)
+        if found is None and script:
+            script_info = self.script(script)
+            if script_info is not None and script_info.ok:
+                found = script_info.types.get(prop)
+        return None if found in (None, "Nil") else found
+
+    def resource_classes(self, owner_class: str | None, prop: str) -> list[str]:
+        """The classes a new value of a resource property can be (empty: not known)."""
+        info = self.info(owner_class)
+        return list(info.resources.get(prop, [])) if info is not None else []
+
+    def enum(self, owner_class: str | None, prop: str) -> str | None:
+        """An int property's names, e.g. "Left,Center,Right,Fill"."""
+        info = self.info(owner_class)
+        return info.enums.get(prop) if info is not None else None
+
+    def is_a(self, name: str | None, base: str) -> bool | None:
+        """Whether class `name` is `base` or inherits it (None: not known)."""
+        info = self.info(name)
+        if info is None:
+            return None
+        return base == name or base in info.inherits
+
+    async def colours(self, names: list[str]) -> dict[str, tuple[float, ...] | None]:
+        """Named colours as the engine knows them ("red", "dark green"), RGBA or None."""
+        todo = sorted({n for n in names if n not in self._colours})
+        if todo and self.available:
+            report = await self.engine.class_info(self.project, [], [], colours=todo)
+            for name in todo:
+                found = report.colours.get(name) if report is not None else None
+                self._colours[name] = tuple(found) if found is not None else None
+        return {n: self._colours.get(n) for n in names}
 
     def forget_scripts(self) -> None:
         """Scripts may be rewritten between tasks: ask again."""
