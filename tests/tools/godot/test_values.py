@@ -7,6 +7,7 @@ its source, and errors that show the script lines they are about."""
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import AsyncIterator
 
 import numpy as np
@@ -436,6 +437,16 @@ async def test_scene_calls_say_the_next_call_that_fits(toolkit: GodotToolkit) ->
     await call(toolkit, "add_node", scene=UI, name="Title", type="Label")
     taken = await call(toolkit, "create_scene", path=UI, root_type="Control")
     assert taken.is_error and "already exists (nodes: ., Title)" in taken.text
+    twice = await call(toolkit, "add_node", scene=UI, name="Title", type="Label")
+    assert twice.is_error and "Title already exists (a Label)" in twice.text
+    assert 'set_property(scene="res://ui.tscn", node="Title", ...)' in twice.text  # an error: plain
+    source = "extends Control\n\nfunc _ready():\n\tprint('hi')\n"
+    unused = await call(toolkit, "write_script", path="res://hi.gd", source=source)
+    hint = json.loads(unused.text)["next"]
+    assert hint.endswith('attach_script(scene="res://ui.tscn", node=".", script="res://hi.gd")')
+    await call(toolkit, "attach_script", scene=UI, node=".", script="res://hi.gd")
+    used = await call(toolkit, "write_script", path="res://hi.gd", source=source)
+    assert not used.is_error and json.loads(used.text)["next"] == ""
     nowhere = await call(toolkit, "add_node", scene="res://game.tscn", name="X", type="Node")
     assert nowhere.is_error
     assert 'create it first with create_scene(path="res://game.tscn")' in nowhere.text

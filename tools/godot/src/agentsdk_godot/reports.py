@@ -39,6 +39,7 @@ class ScriptCheck(BaseModel):
     path: str
     ok: bool
     warnings: list[str] = Field(default_factory=list)
+    next: str = Field("", description="what to do for the script to run, when something is")
 
 
 class RunReport(BaseModel):

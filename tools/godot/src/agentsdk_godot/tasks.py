@@ -32,8 +32,8 @@ __all__ = ["suite"]
 
 INSTRUCTIONS = (
     "You build Godot 3 games with the godot tools. Values are Godot literals such as "
-    'Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), 2.5, true, "text"; a new resource is written '
-    "CubeMesh(), SphereMesh() or SpatialMaterial(), and a field of a stored resource is set "
+    "Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), 2.5, true; text is written as it is; a new "
+    "resource is written CubeMesh() or SphereMesh(), and a field of a resource is set "
     "with a path such as mesh/size or mesh/material/albedo_color. Godot 3 3D nodes are "
     "Spatial, MeshInstance, Camera, DirectionalLight; scripts start with `extends <Class>`. "
     "When a tool reports an error, read the file and line, fix it and try again. "
@@ -415,13 +415,13 @@ def suite() -> Suite:
                         scene="res://title.tscn",
                         name="Title",
                         type="Label",
-                        properties={"text": '"Score: 0"'},
+                        properties={"text": "Score: 0"},
                     ),
                     "res://title.tscn has a Label Title showing 'Score: 0'.",
                 ],
                 max_turns=6,
                 tags=("one-tool",),
-                description="A string literal in a property (quoting), checked in the file and the engine.",
+                description="Text in a String property (bare or quoted), checked in the file and the engine.",
             ),
             Task(
                 id="godot/move-box",
@@ -457,13 +457,6 @@ def suite() -> Suite:
                         "set_property",
                         scene=MAIN,
                         node="Box",
-                        property="mesh/material",
-                        value="SpatialMaterial()",
-                    ),
-                    call(
-                        "set_property",
-                        scene=MAIN,
-                        node="Box",
                         property="mesh/material/albedo_color",
                         value="Color( 1, 0, 0, 1 )",
                     ),
@@ -471,7 +464,7 @@ def suite() -> Suite:
                 ],
                 max_turns=8,
                 tags=("multi-step",),
-                description="A new sub-resource, then a field of it (material_override, material/0 or the mesh's material all count).",
+                description="A field of a material the mesh does not have yet (made on the way); material_override, material/0 or the mesh's material all count.",
             ),
             Task(
                 id="godot/hello-script",
@@ -589,11 +582,12 @@ def suite() -> Suite:
                 checks=[Check("Box turns 1 rad about Y in one second of game time", _spins)],
                 reference=[
                     call(
-                        "write_script",
-                        path="res://spin.gd",
+                        "attach_script",
+                        scene=MAIN,
+                        node="Box",
+                        script="res://spin.gd",
                         source="extends MeshInstance\n\nfunc _process(delta):\n\trotate_y(delta)\n",
                     ),
-                    call("attach_script", scene=MAIN, node="Box", script="res://spin.gd"),
                     call("run_project", frames=10),
                     "Box spins at 1 rad/s around Y.",
                 ],
@@ -626,15 +620,8 @@ def suite() -> Suite:
                         "set_property",
                         scene=MAIN,
                         node="Target",
-                        property="mesh/material",
-                        value="SpatialMaterial()",
-                    ),
-                    call(
-                        "set_property",
-                        scene=MAIN,
-                        node="Target",
                         property="mesh/material/albedo_color",
-                        value="Color( 1, 0, 0, 1 )",
+                        value="red",
                     ),
                     call(
                         "add_node",

@@ -13,7 +13,7 @@ from agentsdk_godot.reports import SceneChange, ScriptCheck, source_lines
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.toolkit_base import GodotToolkitBase
 from agentsdk_godot.validation import ClassCatalog
-from agentsdk_godot.variant import Constructor, ExtResource
+from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError
 
 __all__ = ["AuthoringTools", "literal"]
 
@@ -117,6 +117,15 @@ class AuthoringTools(GodotToolkitBase):
         catalog.check_node_class(cls)
         writer = PropertyWriter(doc, catalog, self.project.dialect)
         try:
+            under = doc.node(parent).path
+            path = name if under == "." else f"{under}/{name}"
+            taken = next((n for n in doc.nodes if n.path == path), None)
+            if taken is not None:
+                raise SceneError(
+                    f"{taken.path} already exists (a {taken.type or 'scene instance'}): change it "
+                    f'with set_property(scene="{scene}", node="{taken.path}", ...) or give the new '
+                    "node another name"
+                )
             node = doc.add_node(name, cls, parent)
             stored = [
                 f"{key} = {await writer.assign(node.properties, key, text, (cls, None))}"
@@ -198,7 +207,22 @@ class AuthoringTools(GodotToolkitBase):
             source: The full GDScript source (Godot 3: `extends Spatial`, `export var speed = 1.0`).
         """
         res = await self._write_checked(path, source)
-        return ScriptCheck(path=res.path, ok=True, warnings=res.warnings)
+        res.next = self._unused(res.path)
+        return res
+
+    def _unused(self, script: str) -> str:
+        """A call that makes the script run, when no scene of the project uses it yet."""
+        for scene in self.project.scenes():
+            try:
+                if any(e.path == script for e in self.project.read_scene(scene).ext_resources):
+                    return ""
+            except (ProjectPathError, SceneError, VariantSyntaxError, OSError):
+                continue
+        scene = self.project.main_scene or "res://main.tscn"
+        return (
+            "no scene uses it yet: attach it to a node with "
+            f'attach_script(scene="{scene}", node=".", script="{script}")'
+        )
 
     async def _write_checked(self, path: str, source: str) -> ScriptCheck:
         """Save a script and parse it with the engine: a parse error is a ToolError with the
