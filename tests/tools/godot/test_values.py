@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from agentsdk_godot import GodotEngine, GodotToolkit, HarnessJob
 from agentsdk_godot.values import ValueTypeError, hex_colour, typed_value
-from agentsdk_godot.variant import Constructor, format_variant
+from agentsdk_godot.variant import Constructor, format_variant, parse_variant
 from PIL import Image as PILImage
 
 from agentsdk import ToolOutcome
@@ -216,6 +216,69 @@ async def test_values_of_the_wrong_type_are_refused_and_nothing_is_written(
     assert toolkit.project.file(MAIN).read_bytes() == before
 
 
+@pytest.mark.anyio
+async def test_literals_the_engine_cannot_load_are_refused(toolkit: GodotToolkit) -> None:
+    await call(toolkit, "create_scene", path=MAIN, root_type="Spatial")
+    # what the 1.5B model sent: the engine cannot load a scene holding it at all
+    bad = "Transform( Vector3( 0, 0, 0 ), Quaternion( 0, 0, 0, 1 ) )"
+    crate = await call(
+        toolkit,
+        "add_node",
+        scene=MAIN,
+        name="Crate",
+        type="MeshInstance",
+        properties={"mesh": "CubeMesh()", "transform": bad},
+    )
+    assert crate.is_error and "a Transform is 12 numbers" in crate.text
+    assert "set translation (Godot 4: position) = Vector3( x, y, z )" in crate.text
+    by_hand = toolkit.project.read_scene(MAIN)
+    by_hand.add_node("Crate", "MeshInstance").properties["transform"] = parse_variant(
+        bad.replace("Quaternion", "Quat")
+    )
+    toolkit.project.write_scene("res://by_hand.tscn", by_hand)
+    run = await toolkit.engine.run_harness(
+        toolkit.project.path, HarnessJob(scene="res://by_hand.tscn", frames=1), timeout=60
+    )
+    assert run.tree is None and any("Expected float" in d.message for d in run.errors)
+    # a colour with three numbers gets its alpha (the engine wants four), also in a list
+    tinted = await call(
+        toolkit,
+        "add_node",
+        scene=MAIN,
+        name="Tint",
+        type="MeshInstance",
+        properties={"material_override": "SpatialMaterial()"},
+    )
+    assert not tinted.is_error
+    three = await call(
+        toolkit,
+        "set_property",
+        scene=MAIN,
+        node="Tint",
+        property="material_override/albedo_color",
+        value="Color( 1, 0.5, 0 )",
+    )
+    assert not three.is_error and "Color( 1, 0.5, 0, 1 )" in three.text
+    said = await engine_says(toolkit, MAIN, ["s.get_node('Tint').material_override.albedo_color"])
+    assert said == ["1,0.5,0,1"]
+
+
+@pytest.mark.anyio
+async def test_script_errors_say_what_they_usually_mean(toolkit: GodotToolkit) -> None:
+    async def written(source: str) -> str:
+        outcome = await call(toolkit, "write_script", path="res://m.gd", source=source)
+        assert outcome.is_error
+        return outcome.text
+
+    called = await written("extends Spatial\n\nfunc _ready():\n\tvar m = SpatialMaterial()\n")
+    assert "hint: SpatialMaterial is a class: make one with SpatialMaterial.new()" in called
+    assert "> 4 | \tvar m = SpatialMaterial()" in called
+    assert "hint: Node3D is Spatial in this Godot version" in await written("extends Node3D\n")
+    assert "hint: Godot 3 has no @ annotations" in await written(
+        "extends Node\n\n@export var speed = 1.0\n"
+    )
+
+
 # ---------- colours
 
 
@@ -389,7 +452,11 @@ async def test_attach_script_writes_its_source_and_refuses_a_script_of_another_c
         toolkit, "attach_script", scene=MAIN, node="Box", script="res://flat.gd", source=flat
     )
     assert refused.is_error
-    assert "res://flat.gd extends Node2D, but the node is a MeshInstance" in refused.text
+    assert "res://flat.gd cannot run on Box (a MeshInstance): it extends Node2D" in refused.text
+    # rewriting a script a node runs into one of another class is refused the same way
+    rewrite = await call(toolkit, "write_script", path="res://spin.gd", source=flat)
+    assert rewrite.is_error
+    assert "res://main.tscn runs it on Box (a MeshInstance) and it extends Node2D" in rewrite.text
     # what the engine itself does with it: attached by hand, the scene fails when it is played
     by_hand = toolkit.project.read_scene(MAIN)
     by_hand.attach_script("Box", "res://flat.gd")
@@ -416,6 +483,13 @@ async def test_run_errors_show_the_lines_they_are_about(toolkit: GodotToolkit) -
     assert missing_node.is_error
     assert '> 4 | \tget_node("Scoreboard").text = "ready"' in missing_node.text
     assert "nodes of res://main.tscn: ., Score" in missing_node.text
+    by_class = await call(
+        toolkit, "set_property", scene=MAIN, node="Label", property="text", value="ready"
+    )  # what the 1.5B model sent four times
+    assert by_class.is_error
+    assert "no node 'Label' in the scene (nodes: ., Score); the only Label is node=\"Score\"" in (
+        by_class.text
+    )
 
     project.write_text("res://main.gd", "extends Control\n\nfunc _ready()\n\tprint('x')\n")
     parse = await call(toolkit, "run_project", frames=3)

@@ -15,7 +15,13 @@ import re
 from agentsdk import ToolError
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.validation import ClassCatalog
-from agentsdk_godot.values import ValueTypeError, example, hex_colour, typed_value
+from agentsdk_godot.values import (
+    ValueTypeError,
+    checked_literal,
+    example,
+    hex_colour,
+    typed_value,
+)
 from agentsdk_godot.variant import (
     Constructor,
     ExtResource,
@@ -207,6 +213,10 @@ class PropertyWriter:
         kind = catalog.property_type(cls, prop, script) if catalog is not None else None
         if catalog is None or kind is None:
             value = literal(text)
+            try:
+                value = checked_literal(value)
+            except ValueTypeError as err:
+                raise ToolError(f"{prop}: {err}") from None
         else:
             given = maybe_literal(text)
             if isinstance(given, Constructor) and not given.args:
@@ -223,6 +233,7 @@ class PropertyWriter:
                     resources=catalog.resource_classes(cls, prop),
                     colour=lambda name: colours.get(name),
                 )
+                value = checked_literal(value)
             except ValueTypeError as err:
                 raise ToolError(str(err)) from None
         if (

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import re
+from collections.abc import Callable, Collection
 
 from pydantic import BaseModel, Field
 
@@ -20,6 +22,7 @@ __all__ = [
     "describe_report",
     "problems",
     "run_report",
+    "script_hints",
     "source_lines",
 ]
 
@@ -127,3 +130,28 @@ def source_lines(project: GodotProject, diagnostics: list[Diagnostic], *, whole:
         if rows:
             blocks.append(f"{path} (error lines marked >):\n" + "\n".join(rows))
     return "".join("\n" + block for block in blocks)
+
+
+def script_hints(
+    diagnostics: list[Diagnostic], classes: Collection[str], class_name: Callable[[str], str]
+) -> str:
+    """What a script error usually means, in a line each: a class called like a function
+    (`SpatialMaterial()` -> `SpatialMaterial.new()`), the other generation's class names
+    (`Node3D` on Godot 3) and annotations (`@export` on Godot 3). `classes` are the engine's
+    class names, `class_name` the dialect's translation."""
+    hints: list[str] = []
+    for diag in diagnostics:
+        if diag.severity != "error":
+            continue
+        called = re.search(r'The method "(\w+)" isn\'t declared', diag.message)
+        if called and called.group(1) in classes:
+            name = called.group(1)
+            hints.append(f"hint: {name} is a class: make one with {name}.new()")
+        for quoted in re.findall(r'class[^"]*"(\w+)"', diag.message):
+            if class_name(quoted) != quoted:
+                hints.append(f"hint: {quoted} is {class_name(quoted)} in this Godot version")
+        if "Unexpected '@'" in diag.message:
+            hints.append(
+                "hint: Godot 3 has no @ annotations: write `export var x = 1.0`, `onready var n = $N`"
+            )
+    return "".join(f"\n{h}" for h in dict.fromkeys(hints))

@@ -275,7 +275,10 @@ class SceneFile:
                 if node.path == inner:
                     return node
         known = ", ".join(n.path for n in self.nodes)
-        raise SceneError(f"no node {path!r} in the scene (nodes: {known})")
+        # "the Label": a node named by its class when only one node has it
+        typed = [n.path for n in self.nodes if n.type == wanted]
+        hint = f'; the only {wanted} is node="{typed[0]}"' if len(typed) == 1 else ""
+        raise SceneError(f"no node {path!r} in the scene (nodes: {known}){hint}")
 
     def add_node(
         self,

@@ -13,13 +13,15 @@ from agentsdk.vision import VisibilityReport
 
 from agentsdk import Tool, ToolContext, ToolError, Toolkit
 from agentsdk_godot.bridge import GameSession
+from agentsdk_godot.diagnostics import Diagnostic
 from agentsdk_godot.engine import EngineRun, GodotEngine, HarnessJob
 from agentsdk_godot.measure import SceneMeasurements
 from agentsdk_godot.project import GodotProject, ProjectPathError
-from agentsdk_godot.reports import SceneChange, problems
+from agentsdk_godot.properties import maybe_literal
+from agentsdk_godot.reports import SceneChange, problems, script_hints
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.validation import ClassCatalog
-from agentsdk_godot.variant import VariantSyntaxError
+from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError
 
 __all__ = ["TOOL_GROUPS", "GodotToolkitBase", "Look"]
 
@@ -208,6 +210,31 @@ class GodotToolkitBase(Toolkit):
         if not self.project.file(chosen).exists():
             raise ToolError(f"{chosen} does not exist (scenes: {', '.join(self.project.scenes())})")
         return chosen
+
+    async def _known(self, doc: SceneFile, classes: list[str], values: list[str]) -> ClassCatalog:
+        """The class catalog, with every class these edits may touch loaded."""
+        if self._catalog is None or self._catalog.project != self.project.path:
+            self._catalog = ClassCatalog(self.engine, self.project.path)
+        wanted = list(classes) + [s.type for s in doc.sub_resources]
+        wanted += [n.type for n in doc.nodes if n.type]
+        for text in values:
+            value = maybe_literal(text)
+            if isinstance(value, Constructor) and not value.args:
+                wanted.append(self.project.dialect.class_name(value.name))
+        scripts = [
+            e.path
+            for n in doc.nodes
+            for e in doc.ext_resources
+            if n.properties.get("script") == ExtResource(e.id)
+            and self.project.file(e.path).exists()
+        ]
+        await self._catalog.load(wanted, scripts)
+        return self._catalog
+
+    async def _script_hints(self, errors: list[Diagnostic]) -> str:
+        """Hint lines for script errors (see `reports.script_hints`); empty when none apply."""
+        catalog = await self._known(self.project.new_scene("Probe", "Node"), [], [])
+        return script_hints(errors, set(catalog.all_classes), self.project.dialect.class_name)
 
     # ---------- engine runs (also the Python API verifiers use)
 

@@ -8,12 +8,11 @@ from pathlib import Path
 from agentsdk import ToolError, tool
 from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.project import ProjectPathError
-from agentsdk_godot.properties import PropertyWriter, literal, maybe_literal
+from agentsdk_godot.properties import PropertyWriter, literal
 from agentsdk_godot.reports import SceneChange, ScriptCheck, source_lines
-from agentsdk_godot.scene import SceneError, SceneFile
+from agentsdk_godot.scene import NodeEntry, SceneError, SceneFile
 from agentsdk_godot.toolkit_base import GodotToolkitBase
-from agentsdk_godot.validation import ClassCatalog
-from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError
+from agentsdk_godot.variant import ExtResource, VariantSyntaxError
 
 __all__ = ["AuthoringTools", "literal"]
 
@@ -136,26 +135,6 @@ class AuthoringTools(GodotToolkitBase):
         detail = f"added {type} {node.path}" + (": " + ", ".join(stored) if stored else "")
         return self._save(scene, doc, node.path, _made(detail, writer))
 
-    async def _known(self, doc: SceneFile, classes: list[str], values: list[str]) -> ClassCatalog:
-        """The class catalog, with every class these edits may touch loaded."""
-        if self._catalog is None or self._catalog.project != self.project.path:
-            self._catalog = ClassCatalog(self.engine, self.project.path)
-        wanted = list(classes) + [s.type for s in doc.sub_resources]
-        wanted += [n.type for n in doc.nodes if n.type]
-        for text in values:
-            value = maybe_literal(text)
-            if isinstance(value, Constructor) and not value.args:
-                wanted.append(self.project.dialect.class_name(value.name))
-        scripts = [
-            e.path
-            for n in doc.nodes
-            for e in doc.ext_resources
-            if n.properties.get("script") == ExtResource(e.id)
-            and self.project.file(e.path).exists()
-        ]
-        await self._catalog.load(wanted, scripts)
-        return self._catalog
-
     @tool(side_effects=True)
     async def set_property(self, scene: str, node: str, property: str, value: str) -> SceneChange:
         """Set a node property in a scene file.
@@ -207,22 +186,33 @@ class AuthoringTools(GodotToolkitBase):
             source: The full GDScript source (Godot 3: `extends Spatial`, `export var speed = 1.0`).
         """
         res = await self._write_checked(path, source)
-        res.next = self._unused(res.path)
+        users = self._users(res.path)
+        for scene, doc, node in users:
+            wrong = await self._wrong_base(doc, node.type, res.path)
+            if wrong:
+                raise ToolError(
+                    f"{res.path} was saved, but {scene} runs it on {node.path} (a {node.type}) "
+                    f"and it {wrong}"
+                )
+        if not users:
+            scene = self.project.main_scene or "res://main.tscn"
+            res.next = (
+                "no scene uses it yet: attach it to a node with "
+                f'attach_script(scene="{scene}", node=".", script="{res.path}")'
+            )
         return res
 
-    def _unused(self, script: str) -> str:
-        """A call that makes the script run, when no scene of the project uses it yet."""
+    def _users(self, script: str) -> list[tuple[str, SceneFile, NodeEntry]]:
+        """(scene, its document, node) for every node of the project's scenes that runs `script`."""
+        found = []
         for scene in self.project.scenes():
             try:
-                if any(e.path == script for e in self.project.read_scene(scene).ext_resources):
-                    return ""
+                doc = self.project.read_scene(scene)
             except (ProjectPathError, SceneError, VariantSyntaxError, OSError):
                 continue
-        scene = self.project.main_scene or "res://main.tscn"
-        return (
-            "no scene uses it yet: attach it to a node with "
-            f'attach_script(scene="{scene}", node=".", script="{script}")'
-        )
+            refs = [ExtResource(e.id) for e in doc.ext_resources if e.path == script]
+            found += [(scene, doc, n) for n in doc.nodes if n.properties.get("script") in refs]
+        return found
 
     async def _write_checked(self, path: str, source: str) -> ScriptCheck:
         """Save a script and parse it with the engine: a parse error is a ToolError with the
@@ -239,6 +229,7 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(
                 f"{res} was saved but does not parse:\n"
                 + format_diagnostics(errors)
+                + await self._script_hints(errors)
                 + source_lines(self.project, errors, whole=False)
             )
         return ScriptCheck(path=res, ok=True, warnings=[d.describe() for d in found])
@@ -276,28 +267,31 @@ class AuthoringTools(GodotToolkitBase):
             except ToolError as err:
                 raise ToolError(f"{err}\nNot attached: fix the source and call again.") from None
         res = self.project.res_path(script)
-        await self._check_extends(doc, target.type, res)
+        wrong = await self._wrong_base(doc, target.type, res)
+        if wrong:
+            raise ToolError(f"{res} cannot run on {target.path} (a {target.type}): it {wrong}")
         doc.attach_script(node, res)
         detail = f"script {res}" + (" written and attached" if written else "")
         if written and written.warnings:
             detail += "; warnings: " + "; ".join(written.warnings[:3])
         return self._save(scene, doc, target.path, detail)
 
-    async def _check_extends(self, doc: SceneFile, node_type: str | None, script: str) -> None:
-        """Refuse a script whose class the node is not (`extends Node2D` on a MeshInstance):
-        the engine would not run it and would say so only when the scene is played."""
+    async def _wrong_base(self, doc: SceneFile, node_type: str | None, script: str) -> str:
+        """Why the node cannot run the script, when its `extends` names a class the node is not
+        (`extends Node2D` on a MeshInstance): the engine would say so only when the scene plays."""
         if not node_type:
-            return
+            return ""
         catalog = await self._known(doc, [node_type], [])
         await catalog.load([], [script])
         info = catalog.script(script)
         if info is None or not info.ok or not info.base:
-            return
+            return ""
         if catalog.is_a(node_type, info.base) is False:
-            raise ToolError(
-                f"{script} extends {info.base}, but the node is a {node_type}: start the script "
-                f"with `extends {node_type}` (or a class it inherits)"
+            return (
+                f"extends {info.base}: start the script with `extends {node_type}` "
+                "(or a class it inherits)"
             )
+        return ""
 
     @tool(side_effects=True)
     async def import_asset(

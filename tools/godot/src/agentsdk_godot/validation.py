@@ -57,6 +57,11 @@ class ClassCatalog:
         file = self.project / res_path.removeprefix("res://")
         return res_path, file.stat().st_mtime if file.exists() else 0.0
 
+    @property
+    def all_classes(self) -> list[str]:
+        """Every class the engine has (after the first `load`)."""
+        return list(self._all)
+
     def script(self, res_path: str) -> ScriptInfo | None:
         """A script already loaded with `load`."""
         return self._scripts.get(self._script_key(res_path))

@@ -24,7 +24,7 @@ from agentsdk_godot.variant import (
     parse_variant,
 )
 
-__all__ = ["ValueTypeError", "example", "hex_colour", "typed_value"]
+__all__ = ["ValueTypeError", "checked_literal", "example", "hex_colour", "typed_value"]
 
 _NUMBERS = ("bool", "int", "float")
 # value types a list of numbers can spell, and how many numbers each takes
@@ -59,6 +59,37 @@ _EXAMPLES = {
     "Dictionary": '{ "key": 1 }',
 }
 _HEX = re.compile(r"#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
+
+
+# how many numbers each value type's literal takes in a text resource: the engine cannot load a
+# scene at all when one has another count (`Color( 1, 0, 0 )`, `Transform( Vector3(...), ... )`)
+_ARITY = {
+    "Vector2": 2,
+    "Vector2i": 2,
+    "Rect2": 4,
+    "Rect2i": 4,
+    "Vector3": 3,
+    "Vector3i": 3,
+    "Vector4": 4,
+    "Vector4i": 4,
+    "Transform2D": 6,
+    "Plane": 4,
+    "Quat": 4,
+    "Quaternion": 4,
+    "AABB": 6,
+    "Basis": 9,
+    "Transform": 12,
+    "Transform3D": 12,
+    "Projection": 16,
+    "Color": 4,
+}
+_READING = {
+    "Transform": "the basis' x, y and z columns, then the origin",
+    "Transform3D": "the basis' x, y and z columns, then the origin",
+    "Transform2D": "the x and y axes, then the origin",
+    "Basis": "the x, y and z columns",
+    "AABB": "the position, then the size",
+}
 
 
 class ValueTypeError(ValueError):
@@ -250,4 +281,32 @@ def _resource(
     raise ValueTypeError(
         f"{prop} is a resource{allowed}, not {text.strip()!r}: make a new one with e.g. "
         f"{example('Object', resources) if resources else '<ResourceClass>()'}"
+    )
+
+
+def checked_literal(value: Variant) -> Variant:
+    """`value` with every value-type literal in it checked for what a scene file can hold: the
+    right count of plain numbers (`Color( 1, 0, 0 )` gets its alpha of 1). Raises
+    `ValueTypeError` with the literal's form and an example."""
+    if isinstance(value, list):
+        return [checked_literal(v) for v in value]
+    if isinstance(value, dict):
+        return {k: checked_literal(v) for k, v in value.items()}
+    if not isinstance(value, Constructor) or value.name not in _ARITY:
+        return value
+    args = value.args
+    if value.name == "Color" and len(args) == 3:
+        args = (*args, 1)
+    wanted = _ARITY[value.name]
+    numbers = all(isinstance(a, int | float) and not isinstance(a, bool) for a in args)
+    if len(args) == wanted and numbers:
+        return Constructor(value.name, args)
+    reading = f" ({_READING[value.name]})" if value.name in _READING else ""
+    hint = ""
+    if value.name in ("Transform", "Transform3D"):
+        hint = "; to move a node, set translation (Godot 4: position) = Vector3( x, y, z )"
+    given = f"{len(args)}" if numbers else "other values"
+    raise ValueTypeError(
+        f"a {value.name} is {wanted} numbers{reading}, not {given}: e.g. "
+        f"{example(value.name)}{hint}"
     )
