@@ -297,6 +297,16 @@ def test_tool_groups_core_by_default() -> None:
         GodotToolkit(groups=["physics"])
 
 
+def test_optional_arguments_are_plain_types_in_the_schemas() -> None:
+    # no `anyOf [..., null]`: the schemas go into a small model's prompt; omitted means None
+    for found in GodotToolkit(groups="all").tools():
+        for name, schema in found.parameters["properties"].items():
+            assert "anyOf" not in schema, (found.name, name, schema)
+    [attach] = [t for t in GodotToolkit().tools() if t.name == "attach_script"]
+    assert attach.parameters["properties"]["source"]["type"] == "string"
+    assert "source" not in attach.parameters["required"]
+
+
 @pytest.mark.anyio
 async def test_reset_gives_a_fresh_empty_project(engine: GodotEngine, tmp_path) -> None:  # type: ignore[no-untyped-def]
     async with GodotToolkit(engine=engine) as toolkit:

@@ -7,9 +7,10 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from agentsdk.vision import VisibilityReport
+from pydantic import WithJsonSchema
 
 from agentsdk import Tool, ToolContext, ToolError, Toolkit
 from agentsdk_godot.bridge import GameSession
@@ -23,7 +24,29 @@ from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.validation import ClassCatalog
 from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError
 
-__all__ = ["TOOL_GROUPS", "GodotToolkitBase", "Look"]
+__all__ = [
+    "TOOL_GROUPS",
+    "GodotToolkitBase",
+    "Look",
+    "OptInt",
+    "OptNames",
+    "OptNumber",
+    "OptProperties",
+    "OptText",
+]
+
+# Optional arguments as the model sees them: the same validation, without pydantic's
+# `anyOf [..., null]` branch (the schemas go into a small model's prompt; omitted means None).
+OptText = Annotated[str | None, WithJsonSchema({"type": "string"})]
+OptInt = Annotated[int | None, WithJsonSchema({"type": "integer"})]
+OptNumber = Annotated[float | None, WithJsonSchema({"type": "number"})]
+OptNames = Annotated[
+    list[str] | None, WithJsonSchema({"type": "array", "items": {"type": "string"}})
+]
+OptProperties = Annotated[
+    dict[str, str] | None,
+    WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}}),
+]
 
 TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "core": (

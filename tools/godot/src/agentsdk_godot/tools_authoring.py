@@ -11,7 +11,7 @@ from agentsdk_godot.project import ProjectPathError
 from agentsdk_godot.properties import PropertyWriter, literal
 from agentsdk_godot.reports import SceneChange, ScriptCheck, source_lines
 from agentsdk_godot.scene import NodeEntry, SceneError, SceneFile
-from agentsdk_godot.toolkit_base import GodotToolkitBase
+from agentsdk_godot.toolkit_base import GodotToolkitBase, OptProperties, OptText
 from agentsdk_godot.variant import ExtResource, VariantSyntaxError
 
 __all__ = ["AuthoringTools", "literal"]
@@ -29,7 +29,7 @@ class AuthoringTools(GodotToolkitBase):
         self,
         path: str,
         root_type: str = "Spatial",
-        root_name: str | None = None,
+        root_name: OptText = None,
         main: bool = False,
     ) -> SceneChange:
         """Create a new scene file with a single root node.
@@ -99,7 +99,7 @@ class AuthoringTools(GodotToolkitBase):
         name: str,
         type: str,
         parent: str = ".",
-        properties: dict[str, str] | None = None,
+        properties: OptProperties = None,
     ) -> SceneChange:
         """Add a node to a scene. Meshes: give `mesh` a new resource as "CubeMesh()", "SphereMesh()".
 
@@ -236,15 +236,15 @@ class AuthoringTools(GodotToolkitBase):
 
     @tool(side_effects=True)
     async def attach_script(
-        self, scene: str, node: str, script: str, source: str | None = None
+        self, scene: str, node: str, script: str, source: OptText = None
     ) -> SceneChange:
-        """Attach a GDScript file to a node of a scene; with `source`, write the file first.
+        """Attach a GDScript file to a node; with `source`, write the file in the same call.
 
         Args:
             scene: The scene file.
             node: Node path ("." for the root).
             script: The script, e.g. "res://spin.gd".
-            source: Its GDScript source, to write (or rewrite) the file and attach it in one call.
+            source: The GDScript to write to `script` first.
         """
         try:
             exists = self.project.file(script).exists()
@@ -295,7 +295,7 @@ class AuthoringTools(GodotToolkitBase):
 
     @tool(side_effects=True)
     async def import_asset(
-        self, source: str, scene: str | None = None, parent: str = ".", name: str | None = None
+        self, source: str, scene: OptText = None, parent: str = ".", name: OptText = None
     ) -> SceneChange:
         """Import a glTF/GLB file into the project and optionally instance it in a scene.
 

@@ -19,7 +19,7 @@ from agentsdk_godot.reports import (
     run_report,
     source_lines,
 )
-from agentsdk_godot.toolkit_base import GodotToolkitBase
+from agentsdk_godot.toolkit_base import GodotToolkitBase, OptInt, OptNames, OptNumber, OptText
 
 __all__ = ["InspectionTools"]
 
@@ -42,7 +42,7 @@ class InspectionTools(GodotToolkitBase):
 
     @tool
     async def run_project(
-        self, scene: str | None = None, seconds: float = 2.0, frames: int | None = None
+        self, scene: OptText = None, seconds: float = 2.0, frames: OptInt = None
     ) -> RunReport:
         """Run the game headless for some seconds (or frames); errors come back with file, line and stack.
 
@@ -71,7 +71,7 @@ class InspectionTools(GodotToolkitBase):
     @tool
     async def screenshot(
         self,
-        scene: str | None = None,
+        scene: OptText = None,
         frames: int = 10,
         width: int = 512,
         height: int = 512,
@@ -144,7 +144,7 @@ class InspectionTools(GodotToolkitBase):
         return await self.measurements(scene, width, height)
 
     @tool
-    async def measure(self, scene: str | None = None, nodes: list[str] | None = None) -> str:
+    async def measure(self, scene: OptText = None, nodes: OptNames = None) -> str:
         """World bounds of nodes as the engine builds them: size, centre, min and max corners.
 
         Args:
@@ -178,7 +178,7 @@ class InspectionTools(GodotToolkitBase):
 
     @tool
     async def assert_in_frame(
-        self, node: str, scene: str | None = None, width: int = 512, height: int = 512
+        self, node: str, scene: OptText = None, width: int = 512, height: int = 512
     ) -> AssertResult:
         """Check that a node is entirely inside the camera's frame (and in front of it).
 
@@ -192,7 +192,7 @@ class InspectionTools(GodotToolkitBase):
 
     @tool
     async def assert_rests_on(
-        self, node: str, support: str, scene: str | None = None, tolerance: float = 0.02
+        self, node: str, support: str, scene: OptText = None, tolerance: float = 0.02
     ) -> AssertResult:
         """Check that a node sits on top of another (bottom touches top, footprints overlap).
 
@@ -206,7 +206,7 @@ class InspectionTools(GodotToolkitBase):
 
     @tool
     async def assert_overlap(
-        self, a: str, b: str, scene: str | None = None, overlapping: bool = False
+        self, a: str, b: str, scene: OptText = None, overlapping: bool = False
     ) -> AssertResult:
         """Check whether two nodes' bounds intersect (by default: that they do not).
 
@@ -223,9 +223,9 @@ class InspectionTools(GodotToolkitBase):
         self,
         a: str,
         b: str,
-        scene: str | None = None,
-        minimum: float | None = None,
-        maximum: float | None = None,
+        scene: OptText = None,
+        minimum: OptNumber = None,
+        maximum: OptNumber = None,
     ) -> AssertResult:
         """Distance between two nodes' centres (and the gap between their bounds), checked
         against an optional range.
