@@ -213,6 +213,7 @@ async def test_values_of_the_wrong_type_are_refused_and_nothing_is_written(
     assert "Godot knows no colour named 'blurple'" in colour
     assert "cannot hold a SphereMesh" in await set_("Box", "material_override", "SphereMesh()")
     assert "mesh is a resource" in await set_("Box", "mesh", "cube")
+    assert "with attach_script(" in await set_("Box", "script", "res://spin.gd")
     assert toolkit.project.file(MAIN).read_bytes() == before
 
 

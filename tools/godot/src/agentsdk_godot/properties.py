@@ -210,6 +210,10 @@ class PropertyWriter:
         """The value to store: typed by the engine's answer when it has one, else a literal;
         a new resource ("CubeMesh()") becomes a sub-resource of the scene."""
         catalog = self.catalog
+        if prop == "script":  # a path here would be dropped by the engine; the tool checks it
+            raise ToolError(
+                'give a node its script with attach_script(scene=..., node=..., script="res://x.gd")'
+            )
         kind = catalog.property_type(cls, prop, script) if catalog is not None else None
         if catalog is None or kind is None:
             value = literal(text)

@@ -52,6 +52,8 @@ class AuthoringTools(GodotToolkitBase):
             await self._known(doc, [], [])
             if len(doc.nodes) == 1 and (doc.root.name, doc.root.type) == (name, cls):
                 # asked again for what is there: nothing to do, and the next step is the same
+                if main or not self.project.main_scene:
+                    self.project.main_scene = res
                 return SceneChange(
                     scene=res,
                     node=".",
