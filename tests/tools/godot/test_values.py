@@ -505,6 +505,8 @@ async def test_run_errors_show_the_lines_they_are_about(toolkit: GodotToolkit) -
 
 @pytest.mark.anyio
 async def test_scene_calls_say_the_next_call_that_fits(toolkit: GodotToolkit) -> None:
+    empty = await call(toolkit, "run_project")
+    assert empty.is_error and 'create_scene(path="res://main.tscn", main=true)' in empty.text
     first = await call(toolkit, "create_scene", path=UI, root_type="Control")
     assert 'type=\\"Label\\"' in first.text  # a Control scene's child example is a Label
     again = await call(toolkit, "create_scene", path=UI, root_type="Control")

@@ -229,7 +229,16 @@ class GodotToolkitBase(Toolkit):
     def _scene_or_main(self, scene: str | None) -> str:
         chosen = scene or self.project.main_scene
         if not chosen:
-            raise ToolError("no scene given and the project has no main scene: create one first")
+            found = self.project.scenes()
+            if found:
+                raise ToolError(
+                    f'no scene given and the project has no main scene: name one, e.g. scene="{found[0]}" '
+                    f"(scenes: {', '.join(found)})"
+                )
+            raise ToolError(
+                "the project has no scene yet: create one first with "
+                'create_scene(path="res://main.tscn", main=true)'
+            )
         if not self.project.file(chosen).exists():
             raise ToolError(f"{chosen} does not exist (scenes: {', '.join(self.project.scenes())})")
         return chosen
