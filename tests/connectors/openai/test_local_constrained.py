@@ -203,6 +203,26 @@ async def test_a_call_announced_in_prose_is_made(qwen_engine: LocalEngine) -> No
     fixed = await model._make_announced_call(request, echoed)
     (call,) = fixed.tool_calls
     _assert_valid(call, TOOLS)
+    # A call written out after prose was not shaped by the grammar (here with a field the
+    # schema forbids, as the 1.5B model wrote for `fundamentals`): it is sampled again, valid.
+    lead = "To call the set_colour function, reply with:"
+    written = ModelResponse(
+        parts=[
+            TextPart(text=lead),
+            ToolCallPart(
+                name="set_colour", arguments={"object": "cube", "colour": "red", "start": ""}
+            ),
+        ],
+        usage=Usage(requests=1),
+    )
+    remade = await model._make_announced_call(request, written)
+    assert remade.text == lead
+    (call,) = remade.tool_calls
+    assert call.name == "set_colour" and "start" not in call.arguments
+    _assert_valid(call, TOOLS)
+    # A call the grammar shaped (no text before it) is left alone.
+    shaped = ModelResponse(parts=[call], usage=Usage(requests=1))
+    assert await model._make_announced_call(request, shaped) is shaped
     # A plain answer is left alone: one request, no call.
     plain = await model.request(_request("What is the capital of France? One word.", "auto"))
     again = await model._make_announced_call(request, plain)

@@ -149,11 +149,9 @@ class LocalChatModel(OpenAIChatModel):
                 yield item
             return
         try:
-            async for item in _calls_shown_whole(super().stream(request)):
-                if isinstance(item, ModelResponse) and not item.tool_calls:
-                    item = await self._make_announced_call(request, item)
-                    for index, call in enumerate(item.tool_calls):
-                        yield _call_delta(index, call)  # the text was streamed already
+            async for item in _calls_shown_whole(
+                self._with_calls_made(request, super().stream(request))
+            ):
                 yield item
             return
         except ModelError as exc:
@@ -162,19 +160,36 @@ class LocalChatModel(OpenAIChatModel):
         async for item in super().stream(request):
             yield item
 
+    async def _with_calls_made(
+        self, request: ModelRequest, items: AsyncIterator[StreamDelta | ModelResponse]
+    ) -> AsyncIterator[StreamDelta | ModelResponse]:
+        async for item in items:
+            if isinstance(item, ModelResponse):
+                item = await self._make_announced_call(request, item)
+            yield item
+
     async def _make_announced_call(
         self, request: ModelRequest, response: ModelResponse
     ) -> ModelResponse:
         """A text answer that announces a call it did not make ("I will call the
         export_asset function") gets that call: sampled again with the grammar allowing only
         that tool (:mod:`.announced`); one that writes out the template's calling format
-        instead of a call is sampled again with a call required. Anything else, or a second
-        answer without the call, leaves the response as it was."""
-        if response.tool_calls or request.settings.tool_choice not in (None, "auto"):
+        instead of a call is sampled again with a call required; a call written out after
+        prose (read by ``parse_constrained``, so not shaped by the grammar) is sampled again
+        under the grammar for that tool, so its arguments validate. Anything else, or a
+        second answer without the call, leaves the response as it was."""
+        if request.settings.tool_choice not in (None, "auto"):
             return response
-        name = announced_tool(response.text, [tool.name for tool in request.tools])
-        if name is None and echoes_call_format(response.text):
-            name = "required"  # it wrote out how to call instead of calling: any offered tool
+        calls = response.tool_calls
+        if calls:
+            # Only a call written after prose comes with text: the grammar's calls open with "{".
+            if not response.text.strip():
+                return response
+            name: str | None = calls[0].name
+        else:
+            name = announced_tool(response.text, [tool.name for tool in request.tools])
+            if name is None and echoes_call_format(response.text):
+                name = "required"  # it wrote out how to call instead of calling: any tool
         if name is None:
             return response
         logger.info("%s announced a call (%s) without making it; asking for it", self.name, name)
@@ -184,7 +199,7 @@ class LocalChatModel(OpenAIChatModel):
         except ModelError as exc:
             logger.warning("%s: the announced call to %s failed (%s)", self.name, name, exc)
             return response
-        if not again.tool_calls:
+        if not again.tool_calls or again.text.strip():
             return response
         lead: list[TextPart | ToolCallPart] = (
             [TextPart(text=response.text)] if response.text else []
