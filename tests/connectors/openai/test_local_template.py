@@ -59,7 +59,7 @@ def test_hint_must_start_a_line() -> None:
     assert FIX not in prompt and ANSWER in prompt
 
 
-FIX_ERROR = "That call failed. Fix it now with a function call, as the error says."
+FIX_ERROR = "That call failed. Do what the error says: if it says how to fix the call, fix it now"
 NEXT = "If my request still needs another step, call its function now"
 
 
