@@ -251,3 +251,24 @@ def test_pass_at_k_is_the_chance_that_some_draw_of_k_passes(n: int, c: int, k: i
     draws = list(itertools.combinations(range(n), k))
     expected = sum(any(outcomes[i] for i in d) for d in draws) / len(draws)
     assert math.isclose(pass_at_k(n, c, k), expected)
+
+
+async def test_the_eval_table_sums_up_a_results_folder(tmp_path: Path) -> None:
+    # benchmarks/eval_table.py reads what `agentsdk eval` wrote; a lazy model stops after 2 marks.
+    def two_marks_then_stop(request: ModelRequest) -> ToolCallPart | str:
+        made = sum(1 for m in request.messages if m.role == "tool")
+        return ToolCallPart(name="mark", arguments={}) if made < 2 else "done"
+
+    await evaluate(suite(), FunctionModel(two_marks_then_stop, name="lazy"), out=tmp_path / "e")
+    out = tmp_path / "table.json"
+    script = Path(__file__).parents[2] / "benchmarks" / "eval_table.py"
+    shown = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "e"), "--out", str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    (row,) = json.loads(out.read_text())["suites"]
+    passed = {t for t, r in row["tasks"].items() if r["status"] == "passed"}
+    assert row["rollouts"] == len(suite().tasks) and row["passed"] == len(passed)
+    assert passed == {"tally/marks-2"}  # exactly two marks, as the lazy model makes
+    assert row["tool_calls"] == sum(len(r["tool_calls"]) for r in row["tasks"].values())
+    assert row["refused_calls"] == 0 and f"| {row['passed']}/{row['rollouts']} " in shown.stdout
