@@ -3,6 +3,7 @@ kill, summaries and reports."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from agentsdk.models import ModelRequest
-from agentsdk.tasks import Check, Suite, Task, ToolkitSpec, call
+from agentsdk.tasks import Check, Suite, Task, ToolkitSpec, call, run_task
 from agentsdk.tasks.runner import EvalResults, evaluate
 from agentsdk.tasks.summary import pass_at_k
 from agentsdk.testing import FunctionModel
@@ -272,3 +273,19 @@ async def test_the_eval_table_sums_up_a_results_folder(tmp_path: Path) -> None:
     assert passed == {"tally/marks-2"}  # exactly two marks, as the lazy model makes
     assert row["tool_calls"] == sum(len(r["tool_calls"]) for r in row["tasks"].values())
     assert row["refused_calls"] == 0 and f"| {row['passed']}/{row['rollouts']} " in shown.stdout
+
+
+async def test_a_timed_out_rollout_keeps_the_calls_it_made(tmp_path: Path) -> None:
+    # A run stopped by its timeout has no RunResult; its calls and results come from its
+    # events, so the verdict, the rollout record and the trajectory still show the work.
+    base = suite(delay=0.3).tasks[1]  # "make exactly 2 marks"
+    task = dataclasses.replace(base, id="tally/slow", timeout=1.5)
+
+    def keeps_marking(request: ModelRequest) -> ToolCallPart:
+        return ToolCallPart(name="mark", arguments={})
+
+    rollout = await run_task(task, FunctionModel(keeps_marking, name="busy"), workdir=tmp_path)
+    assert rollout.error is not None and rollout.error.startswith("RunTimeout")
+    made = len(rollout.tool_calls)
+    assert made >= 2 and set(rollout.tool_calls) == {"mark"}  # ~1.5 s / 0.3 s per mark
+    assert rollout.status == "error" and not rollout.verdict.passed  # more than 2 marks

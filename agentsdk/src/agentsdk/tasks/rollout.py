@@ -16,8 +16,8 @@ from pydantic import BaseModel, Field
 
 from ..agent import Agent
 from ..errors import AgentError
-from ..events import Event, TurnFinished
-from ..messages import Usage
+from ..events import Event, ToolCallFinished, ToolCallStarted, TurnFinished
+from ..messages import Message, TextPart, ToolCallPart, ToolResultPart, Usage
 from ..models import Model, ModelError, ModelSettings, Tiers
 from ..plugins import resolve_model
 from ..result import RunResult
@@ -233,7 +233,11 @@ async def run_task(
             trace=trace,
         )
 
+        heard: list[ToolCallStarted | ToolCallFinished] = []
+
         def record(event: Event) -> None:
+            if type(event) is ToolCallStarted or type(event) is ToolCallFinished:
+                heard.append(event)  # the transcript of a run that ends without a result
             if type(event) is TurnFinished:
                 # Values the loop already validated: built without a second validation.
                 records.append(
@@ -270,7 +274,10 @@ async def run_task(
                 return broken(f"the reference solution raised:\n{traceback.format_exc()}")
             error = f"{type(exc).__name__}: {exc}"
         world.result = result
-        world.messages = list(result.messages) if result is not None else world.messages
+        if result is not None:
+            world.messages = list(result.messages)
+        elif heard:  # timed out or failed mid-run: what its events show
+            world.messages = _heard_transcript(task.prompt, heard)
         world.error = error
         try:
             verdict = await verify(task, world)
@@ -308,3 +315,31 @@ async def run_task(
             await resolved.aclose()
         if own_pool:
             await pool.aclose()
+
+
+def _heard_transcript(
+    prompt: str, heard: Sequence[ToolCallStarted | ToolCallFinished]
+) -> list[Message]:
+    """The calls and results of a run that ended without a ``RunResult`` (its timeout
+    passed), rebuilt from its events, so its trajectory and checks still see what it did:
+    the prompt, then per turn the calls and their results (the model's text is not in
+    the events)."""
+    messages = [Message.user(prompt)]
+    turns: dict[int, tuple[list[ToolCallPart], list[ToolResultPart]]] = {}
+    for event in heard:
+        calls, results = turns.setdefault(event.turn, ([], []))
+        if isinstance(event, ToolCallStarted):
+            calls.append(ToolCallPart(id=event.call_id, name=event.name, arguments=event.arguments))
+        else:
+            text = [TextPart(text=event.text or event.preview)]
+            results.append(
+                ToolResultPart(
+                    call_id=event.call_id, name=event.name, parts=text, is_error=event.is_error
+                )
+            )
+    for _turn, (calls, results) in sorted(turns.items()):
+        if calls:
+            messages.append(Message(role="assistant", parts=calls))
+        if results:
+            messages.append(Message(role="tool", parts=results))
+    return messages
