@@ -276,3 +276,14 @@ async def test_bad_delete_requests_delete_nothing(toolkit: BlenderToolkit) -> No
     empty = await call(toolkit, "delete", keep=[])
     assert empty.is_error and empty.kind == "invalid_arguments" and "- keep:" in empty.text
     assert await objects(toolkit) == before
+
+
+async def test_a_name_in_both_lists_is_kept(toolkit: BlenderToolkit) -> None:
+    # The 1.5B model filled both fields: delete(names=["Crate"], keep=["Crate"]) for
+    # "delete everything except Crate"; it is read as keep, not refused (or worse, obeyed).
+    await build_room(toolkit)
+    before = set(await objects(toolkit))
+    result = await ok(toolkit, "delete", names=["Crate"], keep=["Crate"])
+    after = set(await objects(toolkit))
+    assert "Crate" in after and "Ball" not in after
+    assert set(result["deleted"]) == before - after and "Ball" in result["deleted"]

@@ -232,11 +232,15 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
 
         Args:
             names: Objects to delete.
-            keep: Instead of names: delete all others (their children and the scene camera stay).
+            keep: Instead of names: delete all others (their children and the scene camera stay;
+                a name in both lists is kept).
         """
+        if names and keep and set(names) <= set(keep):
+            names = None  # an object in both lists is kept: small models fill every field
         if names and keep:
             raise ToolError(
-                "give names (the objects to delete) or keep (delete every other object), not both"
+                "give names (the objects to delete) or keep (delete every other object), "
+                f"not both: {sorted(set(names) - set(keep))} are in names only"
             )
         if not names and not keep:
             raise ToolError(
