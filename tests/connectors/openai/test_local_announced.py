@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agentsdk_openai.local.announced import announced_tool, echoes_call_format
+from agentsdk_openai.local.announced import announced_tool, echoes_call_format, echoes_cue
 
 SCENE = ["create_primitive", "add_modifier", "export_asset", "set_material", "delete", "render"]
 MARKET = ["performance", "fundamentals", "compare", "price_history"]
@@ -60,3 +60,10 @@ def test_an_echo_of_the_calling_format_is_recognised() -> None:
     assert echoes_call_format('{"name": "<function name>", "arguments": {}}')
     assert not echoes_call_format("The object was created. Reply if you need more.")
     assert not echoes_call_format('The call {"name": "move"} worked.')
+
+
+def test_an_echo_of_a_cue_is_recognised() -> None:
+    # The 1.5B model's whole final answer on blender/gold-sphere:
+    said = "If my request still needs another step, call its function now; if it is all done, answer me in plain text."
+    assert echoes_cue(said) and echoes_cue("Never repeat a function call you already made.")
+    assert not echoes_cue("The Sphere now has a gold material (metallic 1, roughness 0.3).")

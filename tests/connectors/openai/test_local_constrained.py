@@ -13,6 +13,7 @@ from agentsdk.plugins import load_toolkit, toolkit_names
 from agentsdk.tools import ToolSpec
 from agentsdk_openai import LocalChatModel, LocalEngine, connect
 from agentsdk_openai.local import parse_constrained
+from agentsdk_openai.local.announced import echoes_cue
 from pydantic import BaseModel
 
 from agentsdk import (
@@ -223,6 +224,13 @@ async def test_a_call_announced_in_prose_is_made(qwen_engine: LocalEngine) -> No
     # A call the grammar shaped (no text before it) is left alone.
     shaped = ModelResponse(parts=[call], usage=Usage(requests=1))
     assert await model._make_announced_call(request, shaped) is shaped
+    # An answer that only repeats the template's cue is asked for once more, as text.
+    cue = "If my request still needs another step, call its function now; if it is all done, answer me in plain text."
+    echoed_cue = ModelResponse(parts=[TextPart(text=cue)], usage=Usage(requests=1))
+    answered = await model._make_announced_call(request, echoed_cue)
+    assert answered is not echoed_cue and answered.tool_calls == []
+    assert answered.text.strip() and not echoes_cue(answered.text), answered.text
+    assert answered.usage.requests == 2
     # A plain answer is left alone: one request, no call.
     plain = await model.request(_request("What is the capital of France? One word.", "auto"))
     again = await model._make_announced_call(request, plain)

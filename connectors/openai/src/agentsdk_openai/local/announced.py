@@ -15,7 +15,24 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-__all__ = ["announced_tool", "echoes_call_format"]
+__all__ = ["announced_tool", "echoes_call_format", "echoes_cue"]
+
+_CUES = (
+    "if my request still needs another step",
+    "use the function result above to answer",
+    "never repeat a function call you already made",
+    "the result has a hint: something is still wrong",
+    "that call failed. do what the error says",
+)
+"""The template's own cues after a result (templates/qwen_tools.jinja), lower case."""
+
+
+def echoes_cue(text: str) -> bool:
+    """The answer repeats one of the template's cues ("If my request still needs another
+    step, call its function now; ...") instead of answering: seen from the 1.5B model."""
+    lowered = text.lower()
+    return any(cue in lowered for cue in _CUES)
+
 
 _FORMAT_ECHO = re.compile(
     r"reply with only a json object|\{\s*\"name\"\s*:\s*\"<function name>\"", re.I

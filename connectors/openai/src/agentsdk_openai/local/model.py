@@ -22,7 +22,7 @@ from .._response import Completion
 from .._wire import dumps
 from ..model import OpenAIChatModel, _server_message
 from ..profiles import engine_profile
-from .announced import announced_tool, echoes_call_format
+from .announced import announced_tool, echoes_call_format, echoes_cue
 from .engine import LocalEngine
 from .grammar import parse_constrained, tool_call_grammar
 from .prefix_cache import PrefixCacheEvent
@@ -190,6 +190,8 @@ class LocalChatModel(OpenAIChatModel):
             name = announced_tool(response.text, [tool.name for tool in request.tools])
             if name is None and echoes_call_format(response.text):
                 name = "required"  # it wrote out how to call instead of calling: any tool
+            if name is None and echoes_cue(response.text):
+                return await self._answer_again(request, response)
         if name is None:
             return response
         logger.info("%s announced a call (%s) without making it; asking for it", self.name, name)
@@ -207,6 +209,27 @@ class LocalChatModel(OpenAIChatModel):
         return again.model_copy(
             update={"parts": lead + list(again.tool_calls), "usage": response.usage + again.usage}
         )
+
+    async def _answer_again(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        """An answer that only repeats the template's cue gets one more try, as a plain-text
+        answer under the answer-leaning cue; if that echoes too, the first answer stands."""
+        logger.info(
+            "%s repeated the template's cue as its answer; asking for the answer", self.name
+        )
+        extra = dict(request.settings.extra)
+        extra["chat_template_kwargs"] = {
+            **(extra.get("chat_template_kwargs") or {}),
+            "agentsdk_next_step": False,
+        }
+        settings = request.settings.model_copy(update={"tool_choice": "none", "extra": extra})
+        try:
+            again = await super().request(request.model_copy(update={"settings": settings}))
+        except ModelError as exc:
+            logger.warning("%s: asking for the answer again failed (%s)", self.name, exc)
+            return response
+        if again.tool_calls or not again.text.strip() or echoes_cue(again.text):
+            return response
+        return again.model_copy(update={"usage": response.usage + again.usage})
 
     def _with_defaults(self, request: ModelRequest) -> ModelRequest:
         update: dict[str, Any] = {}
@@ -233,9 +256,9 @@ class LocalChatModel(OpenAIChatModel):
         )
 
     def _body(self, request: ModelRequest, *, stream: bool, prompted: bool) -> bytes:
-        if prompted or not self._constrains(request):
+        if prompted:
             return super()._body(request, stream=stream, prompted=prompted)
-        return self.chat_body(request, constrained=True, stream=stream)
+        return self.chat_body(request, constrained=self._constrains(request), stream=stream)
 
     def _checked(self, completion: Completion, request: ModelRequest) -> ModelResponse:
         if self._constrains(request):
