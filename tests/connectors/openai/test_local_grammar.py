@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from agentsdk import (
     Message,
     ModelRequest,
+    ModelResponse,
     TextPart,
     Tiers,
     ToolCallPart,
@@ -265,3 +266,17 @@ def test_request_bodies_carry_the_cue_and_the_token_cap() -> None:
     assert body["chat_template_kwargs"]["agentsdk_next_step"] is True and body["max_tokens"] == 64
     body = json.loads(model.chat_body(model._with_defaults(ask), constrained=True, stream=False))
     assert "max_tokens" not in body
+
+
+@pytest.mark.anyio
+async def test_an_announcement_right_after_that_tool_succeeded_is_the_answer() -> None:
+    # The 1.5B model said "I will call the export_asset function" turn after turn, after
+    # export_asset had succeeded; forcing the call each time looped until the guard stopped it.
+    model = LocalChatModel(LocalEngine("qwen2.5-coder-0.5b"))  # never started: no request made
+    done = Message(
+        role="tool",
+        parts=[ToolResultPart(call_id="c1", name="move", parts=[TextPart(text="moved")])],
+    )
+    request = ModelRequest(messages=[Message.user("Move the cube."), done], tools=[MOVE])
+    said = ModelResponse(parts=[TextPart(text='I will call the "move" function to move the cube.')])
+    assert await model._make_announced_call(request, said) is said

@@ -192,6 +192,10 @@ class LocalChatModel(OpenAIChatModel):
                 name = "required"  # it wrote out how to call instead of calling: any tool
             if name is None and echoes_cue(response.text):
                 return await self._answer_again(request, response)
+            if name is not None and name in _just_succeeded(request):
+                # "I will call export_asset" right after export_asset succeeded restates
+                # what was done (the 1.5B did, turn after turn); it is the answer.
+                return response
         if name is None:
             return response
         logger.info("%s announced a call (%s) without making it; asking for it", self.name, name)
@@ -408,6 +412,12 @@ class LocalChatModel(OpenAIChatModel):
                 f"{self.name}: {path.split('?')[0]} sent a body that is not JSON",
                 model_name=self.name,
             ) from None
+
+
+def _just_succeeded(request: ModelRequest) -> set[str]:
+    """The tools whose results, without an error, are the newest message of the request."""
+    last = request.messages[-1] if request.messages else None
+    return {r.name for r in last.tool_results if not r.is_error} if last is not None else set()
 
 
 def _call_delta(index: int, call: ToolCallPart) -> StreamDelta:
