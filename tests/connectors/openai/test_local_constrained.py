@@ -25,6 +25,7 @@ from agentsdk import (
     StreamDelta,
     TextPart,
     ToolCallPart,
+    ToolResultPart,
     Usage,
     tool,
 )
@@ -237,3 +238,30 @@ async def test_a_call_announced_in_prose_is_made(qwen_engine: LocalEngine) -> No
     await model.aclose()
     assert plain.tool_calls == [] and plain.usage.requests == 1, plain.parts
     assert again is plain
+
+
+async def test_an_answer_that_repeats_the_request_is_asked_for_again(
+    qwen_engine: LocalEngine,
+) -> None:
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    ask = "Move the cube to x=1, y=2."
+    call = ToolCallPart(name="move", arguments={"target": "cube", "to": {"x": 1, "y": 2}})
+    messages = [
+        Message.user(ask),
+        Message(role="assistant", parts=[call]),
+        Message(
+            role="tool",
+            parts=[
+                ToolResultPart(
+                    call_id=call.id, name="move", parts=[TextPart(text="cube at (1, 2)")]
+                )
+            ],
+        ),
+    ]
+    request = ModelRequest(messages=messages, tools=TOOLS, settings=ModelSettings(temperature=0))
+    echoed = ModelResponse(parts=[TextPart(text=ask)], usage=Usage(requests=1))
+    answered = await model._make_announced_call(request, echoed)
+    await model.aclose()
+    assert answered is not echoed and answered.tool_calls == [] and answered.usage.requests == 2
+    assert answered.text.strip() and answered.text.strip() != ask, answered.text

@@ -190,7 +190,7 @@ class LocalChatModel(OpenAIChatModel):
             name = announced_tool(response.text, [tool.name for tool in request.tools])
             if name is None and echoes_call_format(response.text):
                 name = "required"  # it wrote out how to call instead of calling: any tool
-            if name is None and echoes_cue(response.text):
+            if name is None and (echoes_cue(response.text) or _echoes_request(request, response)):
                 return await self._answer_again(request, response)
             if name is not None and name in _just_succeeded(request):
                 # "I will call export_asset" right after export_asset succeeded restates
@@ -215,8 +215,9 @@ class LocalChatModel(OpenAIChatModel):
         )
 
     async def _answer_again(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        """An answer that only repeats the template's cue gets one more try, as a plain-text
-        answer under the answer-leaning cue; if that echoes too, the first answer stands."""
+        """An answer that only repeats the template's cue, or the user's request, gets one
+        more try, as a plain-text answer under the answer-leaning cue; if that echoes too,
+        the first answer stands."""
         logger.info(
             "%s repeated the template's cue as its answer; asking for the answer", self.name
         )
@@ -231,7 +232,12 @@ class LocalChatModel(OpenAIChatModel):
         except ModelError as exc:
             logger.warning("%s: asking for the answer again failed (%s)", self.name, exc)
             return response
-        if again.tool_calls or not again.text.strip() or echoes_cue(again.text):
+        if (
+            again.tool_calls
+            or not again.text.strip()
+            or echoes_cue(again.text)
+            or _echoes_request(request, again)
+        ):
             return response
         return again.model_copy(update={"usage": response.usage + again.usage})
 
@@ -412,6 +418,20 @@ class LocalChatModel(OpenAIChatModel):
                 f"{self.name}: {path.split('?')[0]} sent a body that is not JSON",
                 model_name=self.name,
             ) from None
+
+
+def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
+    """The answer, after some tool result, is a user message word for word (the 0.5B and
+    1.5B models both answer with the request when unsure): no answer at all."""
+    users = [m for m in request.messages if m.role == "user" and m.text.strip()]
+    if not users or not any(m.role == "tool" for m in request.messages):
+        return False
+
+    def words(text: str) -> list[str]:
+        return text.lower().replace(".", " ").replace(",", " ").split()
+
+    said = words(response.text)
+    return bool(said) and any(said == words(m.text) for m in users)
 
 
 def _just_succeeded(request: ModelRequest) -> set[str]:
