@@ -199,13 +199,8 @@ class LocalChatModel(OpenAIChatModel):
         if name is None:
             return response
         logger.info("%s announced a call (%s) without making it; asking for it", self.name, name)
-        settings = request.settings.model_copy(update={"tool_choice": name})
-        try:
-            again = await super().request(request.model_copy(update={"settings": settings}))
-        except ModelError as exc:
-            logger.warning("%s: the announced call to %s failed (%s)", self.name, name, exc)
-            return response
-        if not again.tool_calls or again.text.strip():
+        again = await self._sample_again(request, {"tool_choice": name}, f"the call to {name}")
+        if again is None or not again.tool_calls or again.text.strip():
             return response
         lead: list[TextPart | ToolCallPart] = (
             [TextPart(text=response.text)] if response.text else []
@@ -213,6 +208,18 @@ class LocalChatModel(OpenAIChatModel):
         return again.model_copy(
             update={"parts": lead + list(again.tool_calls), "usage": response.usage + again.usage}
         )
+
+    async def _sample_again(
+        self, request: ModelRequest, settings: dict[str, Any], what: str
+    ) -> ModelResponse | None:
+        """The request once more with these settings changed; None (logged) if it fails,
+        so the first response stands."""
+        changed = request.settings.model_copy(update=settings)
+        try:
+            return await super().request(request.model_copy(update={"settings": changed}))
+        except ModelError as exc:
+            logger.warning("%s: asking again for %s failed (%s)", self.name, what, exc)
+            return None
 
     async def _answer_again(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
         """An answer that only repeats the template's cue, or the user's request, gets one
@@ -226,14 +233,12 @@ class LocalChatModel(OpenAIChatModel):
             **(extra.get("chat_template_kwargs") or {}),
             "agentsdk_next_step": False,
         }
-        settings = request.settings.model_copy(update={"tool_choice": "none", "extra": extra})
-        try:
-            again = await super().request(request.model_copy(update={"settings": settings}))
-        except ModelError as exc:
-            logger.warning("%s: asking for the answer again failed (%s)", self.name, exc)
-            return response
+        again = await self._sample_again(
+            request, {"tool_choice": "none", "extra": extra}, "the answer"
+        )
         if (
-            again.tool_calls
+            again is None
+            or again.tool_calls
             or not again.text.strip()
             or echoes_cue(again.text)
             or _echoes_request(request, again)
