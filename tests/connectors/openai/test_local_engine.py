@@ -176,6 +176,34 @@ def test_a_busy_core_is_seen_before_choosing_prompt_threads() -> None:
     assert 0.7 <= busy <= cores + 0.01, busy
 
 
+def test_thread_counts_follow_how_busy_the_machine_is() -> None:
+    from agentsdk_openai.local._server_main import choose_threads
+
+    assert choose_threads(2, busy=0.1) == (2, 2)  # idle: every core decodes
+    assert choose_threads(2, busy=1.0) == (1, 1)  # a busy core would stall a second worker
+    assert choose_threads(16, busy=0.0) == (8, 8)
+    assert choose_threads(16, busy=3.0) == (8, 8)
+    assert choose_threads(4, busy=2.0) == (2, 2)
+    assert choose_threads(1, busy=0.9) == (1, 1)
+    assert choose_threads(2, busy=0.0, threads=1) == (1, 2)  # the caller's count stands
+    assert choose_threads(2, busy=1.0, batch=2) == (1, 2)
+
+
+def test_an_engine_started_on_a_busy_machine_decodes_with_half_the_cores() -> None:
+    cores = len(os.sched_getaffinity(0))
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    engine = LocalEngine("smollm2-135m")
+    try:
+        time.sleep(0.3)
+        anyio.run(engine.start)
+        assert engine.threads_used == (max(1, min(cores // 2, 8)),) * 2
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+        anyio.run(engine.stop)
+
+
 def test_missing_stronger_model_wheels_name_all_22() -> None:
     from agentsdk_openai.local import catalog
 

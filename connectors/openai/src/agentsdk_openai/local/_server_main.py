@@ -40,6 +40,24 @@ def _busy_cores(cores: int, window: float = 0.25) -> float:
     return (1 - (idle2 - idle) / spent) * cores if spent > 0 else 0.0
 
 
+def choose_threads(cores: int, busy: float, threads: int = 0, batch: int = 0) -> tuple[int, int]:
+    """Generation and prompt threads for a server starting while ``busy`` of ``cores`` are
+    kept busy by other work (``threads``/``batch`` above 0 are the caller's own choice).
+
+    Every core (at most 8) when the machine is idle, half of them otherwise. Generation
+    syncs all its workers at every token, so one descheduled worker stalls the rest:
+    measured with the 1.5B model on 2 cores, 2 threads decoded 8.9 tok/s idle against
+    5.0 with 1 thread, but 0.9 tok/s with one core kept busy, where 1 thread still gave
+    5.1. Prompt reading is a few large batches and scales with cores the same way (2
+    idle cores took the demo's first tool call from ~15.5 to ~10.5 s).
+    """
+    idle = busy < 0.5
+    half = max(1, min(cores // 2, 8))
+    every = max(1, min(cores, 8))
+    chosen = threads or (every if idle else half)
+    return chosen, batch or (every if idle else chosen)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", required=True)
@@ -69,17 +87,9 @@ def main() -> None:
         # llama.cpp joins folder and file name by plain concatenation: end with a separator.
         params.slot_save_path = os.path.join(args.slot_save_path, "")
     params.use_jinja = True
-    # Half the cores: measured on 2 busy cores, 1 thread decoded at ~30 tok/s and 2 threads
-    # at 2-7 tok/s (workers wait on each other whenever one is descheduled).
     cores = len(os.sched_getaffinity(0))
-    threads = args.threads or max(1, min(cores // 2, 8))
+    threads, batch = choose_threads(cores, _busy_cores(cores), args.threads, args.batch_threads)
     params.cpuparams.n_threads = threads
-    # Reading the prompt is a few large batches, not one sync per token, so it scales with
-    # cores: on 2 idle cores, 2 batch threads took the demo from ~28 to ~19 s (first tool
-    # call ~15.5 -> ~10.5 s). With one core busy they made it ~20% slower, so all cores
-    # only when the machine is idle as the engine starts.
-    idle = _busy_cores(cores) < 0.5
-    batch = args.batch_threads or (max(1, min(cores, 8)) if idle else threads)
     params.cpuparams_batch.n_threads = batch
     # Waiting threads sleep instead of spinning, which starves other work on a busy machine.
     params.cpuparams.poll = 0
@@ -93,7 +103,8 @@ def main() -> None:
     server = xllamacpp.Server(params)  # returns once the model is loaded and listening
     ready = Path(args.ready_file)
     temporary = ready.with_suffix(".tmp")
-    temporary.write_text(server.listening_address, encoding="utf-8")
+    # Line 1 the address, line 2 the thread counts (the engine logs them).
+    temporary.write_text(f"{server.listening_address}\n{threads} {batch}", encoding="utf-8")
     temporary.replace(ready)
     threading.Event().wait()
 

@@ -74,6 +74,9 @@ class LocalEngine:
         self.kv_cache_dir = Path(kv_cache_dir or kv_default)
         self.model_path: Path | None = None
         self.launches = 0  # bumped on every start
+        self.threads_used: tuple[int, int] | None = None
+        """(generation, prompt) threads of the running server: every core when the machine
+        was idle as it started, half of them otherwise (unless ``threads`` is given)."""
         self.prefix_cache: PrefixCache | None = None
         """The prefix cache of the running server (a new one per start: a restarted server
         holds nothing in its slots)."""
@@ -212,10 +215,11 @@ class LocalEngine:
         self.launches += 1
         self.prefix_cache = PrefixCache(self.kv_cache_dir, model_path, slots=self.parallel)
         logger.info(
-            "local engine ready: %s at %s in %.1f s",
+            "local engine ready: %s at %s in %.1f s (threads %s)",
             self.model,
             address,
             time.perf_counter() - started,
+            "/".join(map(str, self.threads_used or ())) or "?",
         )
 
     async def _wait_for_address(self, ready_file: Path) -> str:
@@ -231,7 +235,10 @@ class LocalEngine:
                     f"local engine for {self.model} did not start within {self.startup_timeout:.0f} s.\n{self._log_tail()}"
                 )
             await anyio.sleep(0.05)
-        return (await ready.read_text(encoding="utf-8")).strip().rstrip("/")
+        lines = (await ready.read_text(encoding="utf-8")).strip().splitlines()
+        if len(lines) > 1 and len(counts := lines[1].split()) == 2:
+            self.threads_used = (int(counts[0]), int(counts[1]))
+        return lines[0].strip().rstrip("/")
 
     async def _wait_for_health(self, address: str) -> None:
         deadline = time.monotonic() + self.startup_timeout
