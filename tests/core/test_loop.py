@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
@@ -315,6 +316,29 @@ async def test_models_without_image_input_get_the_saved_path(tmp_path) -> None: 
     await Agent(model, tools=[snapshot], artifacts_dir=tmp_path).run("draw")
     text = model.requests[1].messages[-1].tool_results[0].text
     assert "cannot view images" in text and str(tmp_path) in text
+
+
+@tool
+def views(n: int) -> list[object]:
+    """Return n pictures between two lines of text."""
+    return ["rendered", *[Image(PNG_1PX) for _ in range(n)], "done"]
+
+
+async def test_a_model_without_image_input_reads_one_line_for_all_of_a_calls_images(
+    tmp_path,
+) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedModel([call("views", n=8), "ok"], profile=ModelProfile())
+    events = []
+    await Agent(model, tools=[views], artifacts_dir=tmp_path).run("draw", on_event=events.append)
+    parts = model.requests[1].messages[-1].tool_results[0].parts
+    texts = [p.text for p in parts if isinstance(p, TextPart)]
+    assert len(texts) == 3 and texts[0] == "rendered" and texts[2] == "done"
+    saved = [e.path for e in events if isinstance(e, ImageProduced)]
+    assert len(saved) == 8 and len({Path(p).parent for p in saved}) == 1
+    line = texts[1]
+    assert line.startswith(f"[8 images saved in {Path(saved[0]).parent}: ")
+    assert all(Path(p).name in line for p in saved) and str(saved[1]) not in line
+    assert line.endswith("; this model cannot view images]")
 
 
 async def test_only_the_latest_k_images_stay_in_context(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ budget that keeps only the most recent images in the context."""
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 from .artifacts import ArtifactStore
@@ -112,6 +113,19 @@ def _truncate(text: str, limit: int, artifacts: ArtifactStore, name: str) -> str
     )
 
 
+def _unseen_images(paths: list[Path]) -> str:
+    """Where a call's images were saved, for a model that cannot view them: one line, the
+    folder named once (eight renders as eight full paths cost a small model ~280 tokens
+    of reading on its next turn)."""
+    if len(paths) == 1:
+        return f"[image saved at {paths[0]}; this model cannot view images]"
+    folder = paths[0].parent
+    if all(p.parent == folder for p in paths):
+        names = ", ".join(p.name for p in paths)
+        return f"[{len(paths)} images saved in {folder}: {names}; this model cannot view images]"
+    return f"[{len(paths)} images saved at {', '.join(map(str, paths))}; this model cannot view images]"
+
+
 def route_outcome(
     run_id: str,
     max_chars: int,
@@ -131,6 +145,8 @@ def route_outcome(
     images: list[ImagePart] = []
     trailing: list[TextPart | ImagePart] = []
     events: list[Event] = []
+    unseen: list[Path] = []
+    unseen_at = 0
     for part in outcome.parts:
         if not isinstance(part, ImagePart):
             text = _truncate(part.text, max_chars, artifacts, call.name)
@@ -140,7 +156,9 @@ def route_outcome(
         path = budget.saved_path(part, f"{call.name}.png")
         events.append(ImageProduced(run_id, turn, call.id, call.name, path, part.media_type))
         if not profile.image_input:
-            parts.append(TextPart(text=f"[image saved at {path}; this model cannot view images]"))
+            if not unseen:  # one line for all of this call's images, where the first was
+                unseen_at = len(parts)
+            unseen.append(Path(path))
             continue
         images.append(part)
         if profile.images_in_tool_results:
@@ -151,6 +169,8 @@ def route_outcome(
         trailing.append(part)
         n = attached_before + len(images)
         parts.append(TextPart(text=f"[image {n} is attached in the next user message]"))
+    if unseen:
+        parts.insert(unseen_at, TextPart(text=_unseen_images(unseen)))
     tool_result = _trusted(
         ToolResultPart,
         {
