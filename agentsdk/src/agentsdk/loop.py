@@ -209,6 +209,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
     if hooks is not None:
         await hooks.started(cfg)
     turn = p.turn
+    previous_tier: str | None = None
 
     while True:
         pending = p.pending
@@ -238,7 +239,8 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
             tier: str | None = None
             model: Model
             if isinstance(cfg.model, Tiers):
-                tier, model = cfg.model.pick(TurnInfo(turn=turn, request=request))
+                tier, model = cfg.model.pick(TurnInfo(turn, request, previous_tier))
+                previous_tier = tier
             else:
                 model = cfg.model
             yield ModelRequestStarted(cfg.run_id, turn, model.name, tier)

@@ -257,6 +257,10 @@ class TurnInfo:
 
     turn: int
     request: ModelRequest
+    previous_tier: str | None = None
+    """The tier that served this run's previous turn (None on the first turn, or on the
+    first turn after a resume): a policy can stay on the model whose engine has already
+    read the conversation."""
 
     @property
     def tools_offered(self) -> bool:

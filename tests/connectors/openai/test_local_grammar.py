@@ -280,3 +280,50 @@ async def test_an_announcement_right_after_that_tool_succeeded_is_the_answer() -
     request = ModelRequest(messages=[Message.user("Move the cube."), done], tools=[MOVE])
     said = ModelResponse(parts=[TextPart(text='I will call the "move" function to move the cube.')])
     assert await model._make_announced_call(request, said) is said
+
+
+def test_tier_policy_stays_on_the_standard_model_when_a_switch_costs_more() -> None:
+    # A switch makes the other engine read the whole conversation; the engine that served
+    # the last turn reads only the newest result.
+    ask = Message.user("Build the scene, then tell me what the camera sees.")
+    long_history = [ask]
+    for n in range(4):
+        call_part = ToolCallPart(id=f"c{n}", name="look", arguments={"name": "box"})
+        long_history += [Message(role="assistant", parts=[call_part]), _result("x" * 800)]
+    short_read = [*long_history[:-1], _result("box: 38%, centre, red")]
+
+    def info(messages: list[Message], previous: str | None) -> TurnInfo:
+        request = ModelRequest(messages=messages, tools=[look.spec()])
+        return TurnInfo(turn=6, request=request, previous_tier=previous)
+
+    assert local_tier_policy(info(short_read, "standard")) == "standard"
+    assert local_tier_policy(info(short_read, "fast")) == "fast"  # its cache is warm
+    assert local_tier_policy(info(short_read, None)) == "fast"  # nothing known: the default
+    # The newest result is most of what there is to read: the 0.5B model reads it faster.
+    assert local_tier_policy(info([ask, long_history[1], _result("y" * 3000)], "standard")) == (
+        "fast"
+    )
+
+
+def test_the_next_step_cue_follows_a_change_and_the_answer_cue_follows_a_read() -> None:
+    # Under the next-step cue after a read, the 1.5B model re-rendered a finished scene
+    # until the loop guard stopped the demo.
+    model = LocalChatModel(LocalEngine("qwen2.5-coder-1.5b"))  # nothing starts
+    ask = Message.user("Paint the cube red, then look at it.")
+
+    def cue(tools: list[ToolSpec], *names: str) -> bool:
+        results = [
+            ToolResultPart(call_id=f"c{i}", name=n, parts=[TextPart(text="ok")])
+            for i, n in enumerate(names)
+        ]
+        messages = [ask, Message(role="tool", parts=results)] if names else [ask]
+        request = ModelRequest(messages=messages, tools=tools)
+        body = json.loads(model.chat_body(request, constrained=True, stream=False))
+        return bool(body.get("chat_template_kwargs", {}).get("agentsdk_next_step"))
+
+    declared = [paint.spec(), look.spec()]
+    assert cue(declared, "paint") and cue(declared, "look", "paint")
+    assert not cue(declared, "look")
+    assert cue(declared)  # no result yet (the cue is only shown after one)
+    # Tools that declare no side effects say nothing: every result may need a next step.
+    assert cue([look.spec(), MOVE], "look")

@@ -11,7 +11,10 @@ from typing import Any
 import jinja2
 
 TEMPLATE = files("agentsdk_openai.local") / "templates" / "qwen_tools.jinja"
-TOOLS = [{"type": "function", "function": {"name": "fit_view", "parameters": {"type": "object"}}}]
+TOOLS = [
+    {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+    for name in ("fit_view", "render")
+]
 FIX = "Fix it now with a function call"
 ANSWER = "Use the function result above to answer the user's question in plain text."
 
@@ -28,7 +31,8 @@ def _render(*results: str, next_step: bool | None = None) -> str:
         call = {"name": "fit_view", "arguments": {"names": ["box"]}}
         messages.append({"role": "assistant", "content": "", "tool_calls": [{"function": call}]})
         messages.append({"role": "tool", "content": text, "tool_call_id": f"c{n}"})
-    env = jinja2.Environment()
+    # As llama.cpp renders chat templates (like Hugging Face's apply_chat_template).
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
     extra = {} if next_step is None else {"agentsdk_next_step": next_step}
     return env.from_string(TEMPLATE.read_text()).render(
         messages=messages, tools=TOOLS, add_generation_prompt=True, **extra
@@ -81,3 +85,12 @@ def test_next_step_asks_for_the_next_call_or_the_answer() -> None:
     # A hint still asks for the fix, not a choice.
     hinted = _render(HINTED, next_step=True)
     assert FIX in hinted and NEXT not in hinted
+
+
+def test_each_tool_and_each_cue_starts_its_own_line() -> None:
+    # trim_blocks eats the newline after a tag; these once ran together ("...}}{"name"...",
+    # "...this model cannot view images]Never repeat...").
+    prompt = _render(REPORT)
+    assert '\n{"name": "fit_view"' in prompt and '\n{"name": "render"' in prompt
+    assert "(right)\nNever repeat a function call" in prompt
+    assert "hint: frame it\nThe result has a hint" in _render(REPORT + "\nhint: frame it")

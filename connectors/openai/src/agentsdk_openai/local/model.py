@@ -25,12 +25,26 @@ from ..profiles import engine_profile
 from .announced import announced_tool, echoes_call_format, echoes_cue
 from .engine import LocalEngine
 from .grammar import parse_constrained, tool_call_grammar
+from .history import without_superseded_hints
 from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
 
 __all__ = ["LocalChatModel"]
 
 logger = logging.getLogger("agentsdk_openai.local")
+
+
+def _may_need_a_step(request: ModelRequest) -> bool:
+    """Whether the newest results leave the request open to another step: any call that
+    changed the world does, reads do not (their turn writes the answer from what was read;
+    under the next-step cue the 1.5B model re-rendered a finished scene until the loop
+    guard stopped it). Tools that declare no side effects at all say nothing either way,
+    so every result counts as a step there."""
+    changing = {spec.name for spec in request.tools if spec.side_effects}
+    last = request.messages[-1] if request.messages else None
+    if not changing or last is None or not last.tool_results:
+        return True
+    return any(result.name in changing for result in last.tool_results)
 
 
 class LocalChatModel(OpenAIChatModel):
@@ -47,7 +61,10 @@ class LocalChatModel(OpenAIChatModel):
         next_step: after a tool result, ask the model for the request's next step or the
             answer, rather than leaning it towards answering (multi-step builds need the
             former; a model too small to tell when a request is done re-calls under it).
-            None: the built-in model's own setting (True for the 1.5B, False otherwise).
+            Only after a call that changed the world (a tool with ``side_effects``), or
+            any call when no offered tool declares side effects; after reads the model
+            is asked for the answer. None: the built-in model's own setting (True for the
+            1.5B, False otherwise).
         default_temperature: the temperature of a request that sets none (llama.cpp's own
             default is 0.8, at which the small models slip on arithmetic they get right
             greedily). None leaves it to the server.
@@ -306,9 +323,12 @@ class LocalChatModel(OpenAIChatModel):
         llama.cpp refuses a grammar next to ``tools``, so the tools reach the chat template
         as ``chat_template_kwargs.agentsdk_tools`` (our template reads them there).
         """
+        shown = without_superseded_hints(request.messages)
+        if shown is not request.messages:
+            request = request.model_copy(update={"messages": shown})
         extra = dict(request.settings.extra)
         kwargs = dict(extra.get("chat_template_kwargs") or {})
-        if self.next_step:
+        if self.next_step and _may_need_a_step(request):
             kwargs.setdefault("agentsdk_next_step", True)
         if not constrained:
             if kwargs:
