@@ -292,10 +292,10 @@ class SceneTools:
         views: OptViews = None,
         ctx: ToolContext | None = None,
     ) -> list[str | Image]:
-        """Render again and report what is visible.
+        """Render and report what is visible (every tool result already reports the camera view).
 
         Args:
-            views: camera (default), front, side, top, iso, back, left, bottom.
+            views: the views to render, such as ["top"]; default: the camera.
         """
         return await self._apply([], ctx, views=list(views) if views else None)
 
