@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from agentsdk_openai.local.announced import announced_tool, echoes_call_format, echoes_cue
+from agentsdk_openai.local.announced import (
+    announced_tool,
+    announces_a_step,
+    echoes_call_format,
+    echoes_cue,
+)
 
 SCENE = ["create_primitive", "add_modifier", "export_asset", "set_material", "delete", "render"]
 MARKET = ["performance", "fundamentals", "compare", "price_history"]
@@ -67,3 +72,19 @@ def test_an_echo_of_a_cue_is_recognised() -> None:
     said = "If my request still needs another step, call its function now; if it is all done, answer me in plain text."
     assert echoes_cue(said) and echoes_cue("Never repeat a function call you already made.")
     assert not echoes_cue("The Sphere now has a gold material (metallic 1, roughness 0.3).")
+
+
+@pytest.mark.parametrize(
+    ("text", "ahead"),
+    [
+        ("To stack the cubes, I need to add the Top cube on top of the Base cube.", True),
+        ("Next I will paint the ball blue.", True),
+        ("Let me add the light.", True),
+        ("The scene now matches the request.", False),
+        ("I added the Top cube on the Base cube.", False),
+        ("I will not change anything else: the cube is red.", False),
+        ("The object Sphere has been given a polished gold material.", False),
+    ],
+)
+def test_an_answer_that_says_what_comes_next(text: str, ahead: bool) -> None:
+    assert announces_a_step(text) is ahead

@@ -14,6 +14,7 @@ from agentsdk.tools import ToolSpec
 from agentsdk_openai import LocalChatModel, LocalEngine, connect
 from agentsdk_openai.local import parse_constrained
 from agentsdk_openai.local.announced import echoes_cue
+from agentsdk_openai.local.model import _echoes_request, _repeats_the_newest_call
 from pydantic import BaseModel
 
 from agentsdk import (
@@ -265,3 +266,101 @@ async def test_an_answer_that_repeats_the_request_is_asked_for_again(
     await model.aclose()
     assert answered is not echoed and answered.tool_calls == [] and answered.usage.requests == 2
     assert answered.text.strip() and answered.text.strip() != ask, answered.text
+
+
+async def test_prose_then_the_call_that_just_succeeded_asks_for_the_answer(
+    qwen_engine: LocalEngine,
+) -> None:
+    # The 1.5B model wrote "To add ..., call the `add_node` function with:" and then the
+    # call it had just made, turn after turn (godot/box-node): that call is not made again,
+    # the answer is asked for as plain text.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    made = ToolCallPart(name="set_colour", arguments={"object": "cube", "colour": "red"})
+    result = ToolResultPart(
+        call_id=made.id, name="set_colour", parts=[TextPart(text="cube is now red")]
+    )
+    request = ModelRequest(
+        messages=[
+            Message.user("Paint the cube red."),
+            Message(role="assistant", parts=[made]),
+            Message(role="tool", parts=[result]),
+        ],
+        tools=TOOLS,
+        settings=ModelSettings(temperature=0, max_tokens=64),
+    )
+    again = made.model_copy(update={"id": "call_again"})
+    lead = "To paint the cube red, call the `set_colour` function with:"
+    said = ModelResponse(parts=[TextPart(text=lead), again], usage=Usage(requests=1))
+    answered = await model._make_announced_call(request, said)
+    await model.aclose()
+    assert answered.tool_calls == [], answered.parts
+    assert answered.text.strip() and answered.text != lead, answered.text
+    assert answered.usage.requests == 2
+    # Other arguments are a new step; after a failed call the same call is not a repeat of
+    # a success either.
+    other = made.model_copy(update={"arguments": {"object": "ball", "colour": "red"}})
+    assert not _repeats_the_newest_call(request, other)
+    failed = result.model_copy(update={"is_error": True})
+    after_error = request.model_copy(
+        update={"messages": [*request.messages[:2], Message(role="tool", parts=[failed])]}
+    )
+    assert not _repeats_the_newest_call(after_error, again)
+    assert _repeats_the_newest_call(request, again)
+
+
+ASK = (
+    "Build res://main.tscn with a red object named Target, a camera and a light, so that a "
+    "screenshot shows Target entirely in the frame and covering at least 30% of the picture."
+)
+RESTATED = (  # the 1.5B model's answer on godot/red-target-in-frame after create_scene
+    "To build the scene, add a red object named Target, a camera, and a light, so that a "
+    "screenshot shows Target entirely in the frame and covering at least 30% of the picture."
+)
+DONE = (  # an answer that says the same things as done
+    "res://main.tscn now has a red object named Target, a camera and a light, and a "
+    "screenshot shows Target entirely in the frame covering at least 30% of the picture."
+)
+
+
+def _after_a_step(text: str) -> tuple[ModelRequest, ModelResponse]:
+    made = ToolCallPart(name="set_colour", arguments={"object": "cube", "colour": "red"})
+    result = ToolResultPart(call_id=made.id, name="set_colour", parts=[TextPart(text="ok")])
+    request = ModelRequest(
+        messages=[
+            Message.user(ASK),
+            Message(role="assistant", parts=[made]),
+            Message(role="tool", parts=[result]),
+        ],
+        tools=TOOLS,
+        settings=ModelSettings(temperature=0, max_tokens=96),
+    )
+    return request, ModelResponse(parts=[TextPart(text=text)], usage=Usage(requests=1))
+
+
+def test_a_restated_request_is_told_from_an_answer() -> None:
+    for text, echo in ((ASK, True), (RESTATED, True), (DONE, False), ("Done.", False)):
+        request, response = _after_a_step(text)
+        assert _echoes_request(request, response) is echo, text
+
+
+async def test_a_restated_request_under_the_next_step_cue_gets_a_call(
+    qwen_engine: LocalEngine,
+) -> None:
+    # Asked for the next step or the answer, a restated request means it is not done.
+    model = LocalChatModel(qwen_engine, next_step=True)
+    request, restated = _after_a_step(RESTATED)
+    called = await model._make_announced_call(request, restated)
+    (call,) = called.tool_calls
+    _assert_valid(call, TOOLS)
+    assert called.usage.requests == 2
+    # So does saying what comes next without naming a tool (blender/stack).
+    _, ahead = _after_a_step("To finish, I need to paint the ball blue as well.")
+    (call,) = (await model._make_announced_call(request, ahead)).tool_calls
+    _assert_valid(call, TOOLS)
+    # Without the cue (the 0.5B model's default) it is asked for the answer instead.
+    plain = LocalChatModel(qwen_engine)
+    answered = await plain._make_announced_call(request, restated)
+    await model.aclose()
+    await plain.aclose()
+    assert answered.tool_calls == [] and answered.text.strip() and answered.text != RESTATED

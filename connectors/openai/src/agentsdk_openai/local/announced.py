@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-__all__ = ["announced_tool", "echoes_call_format", "echoes_cue"]
+__all__ = ["announced_tool", "announces_a_step", "echoes_call_format", "echoes_cue"]
 
 _CUES = (
     "if my request still needs another step",
@@ -84,6 +84,20 @@ def announced_tool(text: str, offered: Collection[str]) -> str | None:
         if found is not None:
             return found
     return None
+
+
+_STEP_AHEAD = re.compile(
+    r"\b(?:i will|i'll|i need to|i must|i have to|i am going to|i'm going to|let me|"
+    r"we need to|next,? i)\b\s+(?!not\b)",
+    re.IGNORECASE,
+)
+
+
+def announces_a_step(text: str) -> bool:
+    """The answer says what the model will do next ("To stack the cubes, I need to add the
+    Top cube on top of the Base cube.") without naming an offered tool: asked for the next
+    step or the answer, it means a step is still to be made."""
+    return bool(_STEP_AHEAD.search(text))
 
 
 def _verb_named(tail: str, offered: Collection[str]) -> str | None:

@@ -7,6 +7,7 @@ tool calls constrained to the tool schemas (:mod:`.grammar`), the on-disk prefix
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -22,7 +23,7 @@ from .._response import Completion
 from .._wire import dumps
 from ..model import OpenAIChatModel, _server_message
 from ..profiles import engine_profile
-from .announced import announced_tool, echoes_call_format, echoes_cue
+from .announced import announced_tool, announces_a_step, echoes_call_format, echoes_cue
 from .engine import LocalEngine
 from .grammar import parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
@@ -202,11 +203,27 @@ class LocalChatModel(OpenAIChatModel):
             # Only a call written after prose comes with text: the grammar's calls open with "{".
             if not response.text.strip():
                 return response
+            if _repeats_the_newest_call(request, calls[0]):
+                # Prose, then the call that just succeeded written out again (the 1.5B
+                # model did so turn after turn on godot/box-node): not a step but a restart,
+                # so the answer is asked for; the prose stands if that fails.
+                prose = response.model_copy(update={"parts": [TextPart(text=response.text)]})
+                return await self._answer_again(request, prose)
             name: str | None = calls[0].name
         else:
             name = announced_tool(response.text, [tool.name for tool in request.tools])
             if name is None and echoes_call_format(response.text):
                 name = "required"  # it wrote out how to call instead of calling: any tool
+            if (
+                name is None
+                and self._steps(request)
+                and (_echoes_request(request, response) or announces_a_step(response.text))
+            ):
+                # Asked for the next step or the answer, it restated the request (the 1.5B
+                # model did on godot/red-target-in-frame after creating the empty scene) or
+                # said what it will do next without naming a tool ("I need to add the Top
+                # cube", blender/stack): the request is not done, so a call is asked for.
+                name = "required"
             if name is None and (echoes_cue(response.text) or _echoes_request(request, response)):
                 return await self._answer_again(request, response)
             if name is not None and name in _just_succeeded(request):
@@ -239,12 +256,10 @@ class LocalChatModel(OpenAIChatModel):
             return None
 
     async def _answer_again(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
-        """An answer that only repeats the template's cue, or the user's request, gets one
-        more try, as a plain-text answer under the answer-leaning cue; if that echoes too,
-        the first answer stands."""
-        logger.info(
-            "%s repeated the template's cue as its answer; asking for the answer", self.name
-        )
+        """An answer that only repeats the template's cue, or the user's request, or that
+        re-wrote the call that just succeeded, gets one more try, as a plain-text answer
+        under the answer-leaning cue; if that echoes too, the first answer stands."""
+        logger.info("%s did not answer (%.60r); asking for the answer", self.name, response.text)
         extra = dict(request.settings.extra)
         extra["chat_template_kwargs"] = {
             **(extra.get("chat_template_kwargs") or {}),
@@ -317,6 +332,14 @@ class LocalChatModel(OpenAIChatModel):
             self._grammars[key] = hit
         return hit
 
+    def _steps(self, request: ModelRequest) -> bool:
+        """Whether this turn is asked for the next step or the answer (the next-step cue),
+        unless the request's settings say otherwise."""
+        kwargs = request.settings.extra.get("chat_template_kwargs") or {}
+        if "agentsdk_next_step" in kwargs:
+            return bool(kwargs["agentsdk_next_step"])
+        return self.next_step and _may_need_a_step(request)
+
     def chat_body(self, request: ModelRequest, *, constrained: bool, stream: bool) -> bytes:
         """The chat request body; constrained: no ``tools`` field, our grammar instead.
 
@@ -328,7 +351,7 @@ class LocalChatModel(OpenAIChatModel):
             request = request.model_copy(update={"messages": shown})
         extra = dict(request.settings.extra)
         kwargs = dict(extra.get("chat_template_kwargs") or {})
-        if self.next_step and _may_need_a_step(request):
+        if self._steps(request):
             kwargs.setdefault("agentsdk_next_step", True)
         if not constrained:
             if kwargs:
@@ -446,8 +469,8 @@ class LocalChatModel(OpenAIChatModel):
 
 
 def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
-    """The answer, after some tool result, is a user message word for word (the 0.5B and
-    1.5B models both answer with the request when unsure): no answer at all."""
+    """The answer, after some tool result, is a user message word for word or nearly (the
+    0.5B and 1.5B models both answer with the request when unsure): no answer at all."""
     users = [m for m in request.messages if m.role == "user" and m.text.strip()]
     if not users or not any(m.role == "tool" for m in request.messages):
         return False
@@ -456,7 +479,31 @@ def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
         return text.lower().replace(".", " ").replace(",", " ").split()
 
     said = words(response.text)
-    return bool(said) and any(said == words(m.text) for m in users)
+    if not said:
+        return False
+    for message in users:
+        asked = words(message.text)
+        if said == asked:
+            return True
+        # Or nearly: the request restated with a lead-in ("To build the scene, add a red
+        # object named Target, a camera, and a light, so that ..."), most of its words in
+        # order and little else.
+        matcher = difflib.SequenceMatcher(None, asked, said, autojunk=False)
+        if len(asked) >= 8 and matcher.ratio() >= 0.88:
+            return True
+    return False
+
+
+def _repeats_the_newest_call(request: ModelRequest, call: ToolCallPart) -> bool:
+    """``call`` is, name and arguments, a call of the newest assistant turn whose result
+    came back without an error."""
+    if len(request.messages) < 2 or not request.messages[-1].tool_results:
+        return False
+    succeeded = {r.call_id for r in request.messages[-1].tool_results if not r.is_error}
+    return any(
+        made.id in succeeded and made.name == call.name and made.arguments == call.arguments
+        for made in request.messages[-2].tool_calls
+    )
 
 
 def _just_succeeded(request: ModelRequest) -> set[str]:
