@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-from agentsdk_blender import BlenderWorker
+from agentsdk_blender import BlenderToolkit, BlenderWorker
+from agentsdk_blender.toolkit_base import GROUPS
 
 ASSIMP_MODELS = Path("/usr/share/assimp/models")
 sys.path.insert(0, str(Path(__file__).parent))  # blender_calls, under any import mode
@@ -56,3 +57,19 @@ def process_group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             members.append(int(entry))
     return members
+
+
+@pytest.fixture(scope="module")
+async def toolkit(
+    anyio_backend: str, tmp_path_factory: pytest.TempPathFactory, assimp_models: Path
+) -> AsyncIterator[BlenderToolkit]:
+    """A toolkit with every tool group, allowed to read the assimp models, one per module
+    (a module that needs another set-up defines its own ``toolkit``)."""
+    kit = BlenderToolkit(
+        BlenderWorker(timeout=90),
+        groups=GROUPS,
+        output_dir=tmp_path_factory.mktemp("out"),
+        read_roots=[assimp_models],
+    )
+    async with kit:
+        yield kit

@@ -6,32 +6,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 import trimesh
-from agentsdk_blender import BlenderToolkit, BlenderWorker
-from agentsdk_blender.toolkit_base import GROUPS
+from agentsdk_blender import BlenderToolkit
 from blender_calls import call, objects, ok, rotation
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-async def toolkit(
-    anyio_backend: str, tmp_path_factory: pytest.TempPathFactory, assimp_models: Path
-) -> AsyncIterator[BlenderToolkit]:
-    kit = BlenderToolkit(
-        BlenderWorker(timeout=90),
-        groups=GROUPS,
-        output_dir=tmp_path_factory.mktemp("out"),
-        read_roots=[assimp_models],
-    )
-    async with kit:
-        yield kit
 
 
 async def python(kit: BlenderToolkit, code: str) -> str:

@@ -4,34 +4,18 @@ set_transform(rest_on=), with every expected height computed here from the verti
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 import trimesh
-from agentsdk_blender import BlenderToolkit, BlenderWorker
+from agentsdk_blender import BlenderToolkit
 from agentsdk_blender.colours import COLOUR_NAMES, parse_colour
-from agentsdk_blender.toolkit_base import GROUPS
 from blender_calls import call, objects, ok, rotation
 
 from agentsdk import ToolError
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-async def toolkit(
-    anyio_backend: str, tmp_path_factory: pytest.TempPathFactory, assimp_models: Path
-) -> AsyncIterator[BlenderToolkit]:
-    kit = BlenderToolkit(
-        BlenderWorker(timeout=90),
-        groups=GROUPS,
-        output_dir=tmp_path_factory.mktemp("out"),
-        read_roots=[assimp_models],
-    )
-    async with kit:
-        yield kit
 
 
 def lowest_offset(local: np.ndarray, degrees: list[float], scale: list[float]) -> float:
