@@ -63,10 +63,11 @@ def process_group_members(pgid: int) -> list[int]:
 async def toolkit(
     anyio_backend: str, tmp_path_factory: pytest.TempPathFactory, assimp_models: Path
 ) -> AsyncIterator[BlenderToolkit]:
-    """A toolkit with every tool group, allowed to read the assimp models, one per module
-    (a module that needs another set-up defines its own ``toolkit``)."""
+    """A toolkit with every tool group (execute_python enabled), allowed to read the
+    assimp models, exports in a temp folder; one per module (a module that needs another
+    set-up defines its own ``toolkit``)."""
     kit = BlenderToolkit(
-        BlenderWorker(timeout=90),
+        BlenderWorker(timeout=120),
         groups=GROUPS,
         output_dir=tmp_path_factory.mktemp("out"),
         read_roots=[assimp_models],

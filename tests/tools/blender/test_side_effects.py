@@ -6,12 +6,11 @@ leaves both exactly as they were."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agentsdk_blender import BlenderToolkit, BlenderWorker
+from agentsdk_blender import BlenderToolkit
 from agentsdk_blender.toolkit_base import GROUPS
 
 pytestmark = pytest.mark.anyio
@@ -73,20 +72,6 @@ render = [scene.render.engine, scene.render.resolution_x, scene.render.resolutio
           scene.world.name if scene.world else None, scene.camera.name if scene.camera else None]
 print(json.dumps([objects, materials, pools, render], sort_keys=True))
 """
-
-
-@pytest.fixture(scope="module")
-async def toolkit(
-    anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[BlenderToolkit]:
-    kit = BlenderToolkit(
-        BlenderWorker(timeout=120),
-        groups=GROUPS,
-        output_dir=tmp_path_factory.mktemp("out"),
-        read_roots=[ASSIMP],
-    )
-    async with kit:
-        yield kit
 
 
 async def run(kit: BlenderToolkit, tool_name: str, arguments: dict[str, Any]) -> str:

@@ -6,7 +6,6 @@ import io
 import json
 import os
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,30 +14,12 @@ import trimesh
 from agentsdk.testing import ScriptedModel
 from agentsdk_blender import BlenderToolkit, BlenderWorker
 from agentsdk_blender.protocol import ResetResult
-from agentsdk_blender.toolkit_base import GROUPS
 from blender_calls import call, ok
 from PIL import Image as PILImage
 
 from agentsdk import Agent, ImagePart, ToolCallPart
 
-ASSIMP_MODELS = Path("/usr/share/assimp/models")
-
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-async def toolkit(
-    anyio_backend: str, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[BlenderToolkit]:
-    """One warm toolkit (execute_python enabled) for the module; exports go to a temp folder."""
-    kit = BlenderToolkit(
-        BlenderWorker(timeout=60),
-        groups=GROUPS,
-        output_dir=tmp_path_factory.mktemp("out"),
-        read_roots=[ASSIMP_MODELS],
-    )
-    async with kit:
-        yield kit
 
 
 async def build_red_cube_scene(kit: BlenderToolkit) -> None:

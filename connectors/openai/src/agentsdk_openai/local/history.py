@@ -9,7 +9,9 @@ newest result keeps its hints; older ones are shown without them.
 
 from __future__ import annotations
 
-from agentsdk import Message, TextPart, ToolResultPart
+from agentsdk.messages import Part
+
+from agentsdk import ImagePart, Message, TextPart, ToolResultPart
 
 __all__ = ["without_superseded_hints"]
 
@@ -18,36 +20,31 @@ def _is_hint(line: str) -> bool:
     return line.lstrip().startswith("hint:")
 
 
-def _strip(text: str) -> str:
-    return "\n".join(line for line in text.split("\n") if not _is_hint(line))
+def _text_without_hints(part: TextPart | ImagePart) -> TextPart | ImagePart:
+    if not isinstance(part, TextPart):
+        return part
+    lines = part.text.split("\n")
+    kept = [line for line in lines if not _is_hint(line)]
+    return part if len(kept) == len(lines) else TextPart(text="\n".join(kept))
 
 
-def _without_hints(message: Message) -> Message:
-    parts = []
-    for part in message.parts:
-        if isinstance(part, ToolResultPart) and any(
-            isinstance(p, TextPart) and any(map(_is_hint, p.text.split("\n"))) for p in part.parts
-        ):
-            inner = [
-                TextPart(text=_strip(p.text)) if isinstance(p, TextPart) else p for p in part.parts
-            ]
-            part = part.model_copy(update={"parts": inner})
-        parts.append(part)
-    return message.model_copy(update={"parts": parts})
+def _without_hints(part: Part) -> Part:
+    """A tool result without the hint lines of its text; the same object if it has none."""
+    if not isinstance(part, ToolResultPart):
+        return part
+    inner = [_text_without_hints(p) for p in part.parts]
+    if all(a is b for a, b in zip(inner, part.parts, strict=True)):
+        return part
+    return part.model_copy(update={"parts": inner})
 
 
 def without_superseded_hints(messages: list[Message]) -> list[Message]:
     """``messages`` with the ``hint:`` lines removed from every tool result but the newest
     message of results (the same list when there is nothing to remove)."""
     newest = max((i for i, m in enumerate(messages) if m.tool_results), default=-1)
-    if newest < 0:
-        return messages
-    changed = False
-    shown = []
-    for i, message in enumerate(messages):
-        if i < newest and message.tool_results:
-            trimmed = _without_hints(message)
-            changed = changed or trimmed != message
-            message = trimmed
-        shown.append(message)
-    return shown if changed else messages
+    shown = list(messages)
+    for i in range(newest):
+        parts = [_without_hints(part) for part in messages[i].parts]
+        if any(a is not b for a, b in zip(parts, messages[i].parts, strict=True)):
+            shown[i] = messages[i].model_copy(update={"parts": parts})
+    return shown if any(a is not b for a, b in zip(shown, messages, strict=True)) else messages

@@ -35,17 +35,24 @@ __all__ = ["LocalChatModel"]
 logger = logging.getLogger("agentsdk_openai.local")
 
 
+def changed_the_world(request: ModelRequest) -> bool:
+    """Whether the newest message of results holds a call of a world-changing tool (one of
+    the request's tools with ``side_effects``); the tier policy and the cue both ask."""
+    changing = {spec.name for spec in request.tools if spec.side_effects}
+    last = request.messages[-1] if request.messages else None
+    return last is not None and any(result.name in changing for result in last.tool_results)
+
+
 def _may_need_a_step(request: ModelRequest) -> bool:
     """Whether the newest results leave the request open to another step: any call that
     changed the world does, reads do not (their turn writes the answer from what was read;
     under the next-step cue the 1.5B model re-rendered a finished scene until the loop
     guard stopped it). Tools that declare no side effects at all say nothing either way,
     so every result counts as a step there."""
-    changing = {spec.name for spec in request.tools if spec.side_effects}
     last = request.messages[-1] if request.messages else None
-    if not changing or last is None or not last.tool_results:
+    if not any(spec.side_effects for spec in request.tools) or not (last and last.tool_results):
         return True
-    return any(result.name in changing for result in last.tool_results)
+    return changed_the_world(request)
 
 
 class LocalChatModel(OpenAIChatModel):
@@ -214,17 +221,18 @@ class LocalChatModel(OpenAIChatModel):
             name = announced_tool(response.text, [tool.name for tool in request.tools])
             if name is None and echoes_call_format(response.text):
                 name = "required"  # it wrote out how to call instead of calling: any tool
+            restated = name is None and _echoes_request(request, response)
             if (
                 name is None
                 and self._steps(request)
-                and (_echoes_request(request, response) or announces_a_step(response.text))
+                and (restated or announces_a_step(response.text))
             ):
                 # Asked for the next step or the answer, it restated the request (the 1.5B
                 # model did on godot/red-target-in-frame after creating the empty scene) or
                 # said what it will do next without naming a tool ("I need to add the Top
                 # cube", blender/stack): the request is not done, so a call is asked for.
                 name = "required"
-            if name is None and (echoes_cue(response.text) or _echoes_request(request, response)):
+            if name is None and (restated or echoes_cue(response.text)):
                 return await self._answer_again(request, response)
             if name is not None and name in _just_succeeded(request):
                 # "I will call export_asset" right after export_asset succeeded restates

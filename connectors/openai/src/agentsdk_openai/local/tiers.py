@@ -13,7 +13,7 @@ from typing import Any, Literal
 from agentsdk import Message, Model, Tiers, TurnInfo
 
 from .engine import LocalEngine
-from .model import LocalChatModel
+from .model import LocalChatModel, changed_the_world
 
 __all__ = ["TIERED", "TIERED_NAMES", "connect_local", "local_tier_policy"]
 
@@ -82,8 +82,7 @@ def local_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
         result.is_error or _needs_attention(result.text) for result in last.tool_results
     ):
         return "standard"
-    changing = {spec.name for spec in info.request.tools if spec.side_effects}
-    if last is not None and any(result.name in changing for result in last.tool_results):
+    if changed_the_world(info.request):
         return "standard"
     if last is not None and last.role == "user" and _needs_attention(last.text):
         return "standard"  # images for models without vision arrive in a trailing message
