@@ -144,3 +144,129 @@ async def test_a_scene_the_engine_cannot_load_is_a_tool_error_not_a_crash(
             tk.project.path, HarnessJob(scene="res://main.tscn", frames=1), timeout=60
         )
         assert run.tree is None and run.errors
+
+
+async def test_rest_on_puts_a_new_node_on_its_support_as_the_engine_measures_it(
+    toolkit: GodotToolkit,
+) -> None:
+    async def call(tool_name: str, **args: object):  # type: ignore[no-untyped-def]
+        [found] = [t for t in toolkit.tools() if t.name == tool_name]
+        return await found.call(dict(args))
+
+    scene = "res://main.tscn"
+    # a 0.8-tall sphere on the 1 x 1 x 1 Crate (top at y = 1.1), centred on it though asked elsewhere
+    ball = await call(
+        "add_node",
+        scene=scene,
+        name="Top",
+        type="MeshInstance",
+        properties={"mesh": "SphereMesh()", "mesh/radius": "0.4", "mesh/height": "0.8"},
+        rest_on="Crate",
+    )
+    assert not ball.is_error, ball.text
+    assert "rests on Crate (top y=1.1)" in ball.text
+    m = await toolkit.measurements(scene)
+    assert m.rests_on("Top", "Crate", tolerance=1e-3).passed
+    assert m.bounded("Top").centre == pytest.approx((0.0, 1.5, 0.0), abs=1e-3)
+    # with a translation the model chose, only the height changes; "ground" is y = 0
+    kept = await call(
+        "add_node",
+        scene=scene,
+        name="Post",
+        type="MeshInstance",
+        properties={"mesh": "CubeMesh()", "translation": "Vector3( 5, 7, -2 )"},
+        rest_on="ground",
+    )
+    assert "rests on the ground (y=0)" in kept.text and "Vector3( 5, 1, -2 )" in kept.text
+    # under a moved (not rotated) parent the local translation absorbs the parent's offset
+    nested = await call(
+        "add_node",
+        scene=scene,
+        name="Lid",
+        type="MeshInstance",
+        parent="Group",
+        properties={"mesh": "CubeMesh()"},
+        rest_on="Group/Part",
+    )
+    assert not nested.is_error, nested.text
+    m = await toolkit.measurements(scene)
+    assert m.rests_on("Group/Lid", "Group/Part", tolerance=1e-3).passed
+    assert m.bounded("Group/Lid").centre == pytest.approx((0.0, 2.0, -4.0), abs=1e-3)
+    # a child of its support stands on the support's own top (a node's bounds include its
+    # children's, so the floor is measured without the cap); rest_on written among properties
+    cap = await call(
+        "add_node", scene=scene, name="Cap", type="MeshInstance", parent="Floor",
+        properties={"mesh": "CubeMesh()", "mesh/size": "Vector3( 1, 1, 1 )", "rest_on": "Floor",
+                    "translation": "Vector3( 2, -3, 2 )"},
+    )  # fmt: skip
+    assert "rests on Floor (top y=0.1): translation = Vector3( 2, 0.6, 2 )" in cap.text, cap.text
+    m = await toolkit.measurements(scene)
+    assert m.rests_on("Floor/Cap", "Floor", tolerance=1e-3).passed
+    assert m.node("Cap").path == "Floor/Cap" and m.rests_on("Cap", "Floor").passed  # by name
+    assert m.support_box("Floor", "Floor/Cap")[1][1] == pytest.approx(0.1, abs=1e-4)
+    assert m.bounded("Floor").max == pytest.approx((10 / 2, 1.1, 10 / 2), abs=1e-4)
+
+
+async def test_a_rest_on_that_cannot_be_done_changes_nothing(toolkit: GodotToolkit) -> None:
+    async def call(tool_name: str, **args: object):  # type: ignore[no-untyped-def]
+        [found] = [t for t in toolkit.tools() if t.name == tool_name]
+        return await found.call(dict(args))
+
+    scene = "res://main.tscn"
+    before = toolkit.project.file(scene).read_bytes()
+    unknown = await call(
+        "add_node",
+        scene=scene,
+        name="Box",
+        type="MeshInstance",
+        properties={"mesh": "CubeMesh()"},
+        rest_on="Table",
+    )
+    assert unknown.is_error and "no node 'Table'" in unknown.text and "Floor" in unknown.text
+    # the support exists but draws nothing; the node is only added if the rest can be done
+    nothing = await call(
+        "add_node",
+        scene=scene,
+        name="Box",
+        type="MeshInstance",
+        properties={"mesh": "CubeMesh()"},
+        rest_on="Cam",
+    )
+    assert nothing.is_error and "Cam (Camera) draws nothing" in nothing.text
+    meshless = await call("add_node", scene=scene, name="Empty", type="Spatial", rest_on="Floor")
+    assert meshless.is_error and "Empty (Spatial) draws nothing" in meshless.text
+    assert toolkit.project.file(scene).read_bytes() == before
+
+
+async def test_gdscript_transform_forms_are_stored_as_the_engine_reads_them(
+    toolkit: GodotToolkit,
+) -> None:
+    """Basis, four axes, or a rotation and an origin: each becomes the scene file's 12 numbers,
+    and the engine then puts a child at (1, 0, 0) where that transform sends it."""
+    s, c = math.sin(math.radians(45)), math.cos(math.radians(45))  # 90 degrees about z: x -> y
+    forms = {
+        "Quat": f"Transform( Quat( 0, 0, {s}, {c} ), Vector3( 0, 5, 0 ) )",
+        "Origin first": f"Transform( Vector3( 0, 5, 0 ), Quaternion( 0, 0, {s}, {c} ) )",
+        "Axes": "Transform( Vector3( 0, 1, 0 ), Vector3( -1, 0, 0 ), Vector3( 0, 0, 1 ), "
+        "Vector3( 0, 5, 0 ) )",
+        "Basis": "Transform( Basis( 0, -1, 0, 1, 0, 0, 0, 0, 1 ), Vector3( 0, 5, 0 ) )",
+    }
+    tools = {t.name: t for t in toolkit.tools()}
+    for i, text in enumerate(forms.values()):
+        pivot = f"Pivot{i}"
+        made = await tools["add_node"].call(
+            {"scene": "res://main.tscn", "name": pivot, "type": "Spatial",
+             "properties": {"transform": text}}
+        )  # fmt: skip
+        assert not made.is_error, made.text
+        child = await tools["add_node"].call(
+            {"scene": "res://main.tscn", "name": "Tip", "type": "MeshInstance", "parent": pivot,
+             "properties": {"mesh": "CubeMesh()", "mesh/size": "Vector3( 0.2, 0.2, 0.2 )",
+                            "translation": "Vector3( 1, 0, 0 )"}}
+        )  # fmt: skip
+        assert not child.is_error, child.text
+    m = await toolkit.measurements("res://main.tscn")
+    for i, name in enumerate(forms):
+        assert m.bounded(f"Pivot{i}/Tip").centre == pytest.approx((0, 6, 0), abs=1e-4), name
+    with pytest.raises(KeyError, match=r"4 nodes are named 'Tip' \(Pivot0/Tip, Pivot1/Tip"):
+        m.node("Tip")

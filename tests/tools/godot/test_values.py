@@ -221,10 +221,18 @@ async def test_literals_the_engine_cannot_load_are_refused(toolkit: GodotToolkit
         type="MeshInstance",
         properties={"mesh": "CubeMesh()", "transform": bad},
     )
-    assert crate.is_error and "a Transform is 12 numbers" in crate.text
-    assert "set translation (Godot 4: position) = Vector3( x, y, z )" in crate.text
+    # it names one transform (an origin and no rotation), so it is stored as the 12 numbers
+    assert not crate.is_error, crate.text
+    assert "transform = Transform( 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0 )" in crate.text
+    # what names none is refused with the form and the simpler way to move a node
+    for nothing in ("Transform( Vector3( 0, 2, 0 ) )", "Transform( 1, 0, 0 )"):
+        moved = await call(
+            toolkit, "set_property", scene=MAIN, node="Crate", property="transform", value=nothing
+        )
+        assert moved.is_error and "a Transform is 12 numbers" in moved.text
+        assert "set translation (Godot 4: position) = Vector3( x, y, z )" in moved.text
     by_hand = toolkit.project.read_scene(MAIN)
-    by_hand.add_node("Crate", "MeshInstance").properties["transform"] = parse_variant(
+    by_hand.add_node("Raw", "MeshInstance").properties["transform"] = parse_variant(
         bad.replace("Quaternion", "Quat")
     )
     toolkit.project.write_scene("res://by_hand.tscn", by_hand)

@@ -37,6 +37,8 @@ class NodeBounds(BaseModel):
     origin: Vec
     min: Vec | None = None
     max: Vec | None = None
+    own_min: Vec | None = Field(None, description="its own geometry's bounds, without children")
+    own_max: Vec | None = None
     screen: list[tuple[float, float]] = Field(
         default_factory=list, description="projected AABB corners in front of the camera"
     )
@@ -77,7 +79,8 @@ class SceneMeasurements(BaseModel):
         return cls.model_validate(dump)
 
     def node(self, path: str) -> NodeBounds:
-        """A node by path ("." or the root's name for the root, "Player/Arm" deeper)."""
+        """A node by path ("." or the root's name for the root, "Player/Arm" deeper), or by a
+        name only one node has."""
         wanted = path.strip().strip("/") or "."
         candidates = [wanted]  # a child's path wins over the root's name
         if self.view.root and wanted == self.view.root:
@@ -88,6 +91,13 @@ class SceneMeasurements(BaseModel):
             for node in self.nodes:
                 if node.path == candidate:
                     return node
+        if "/" not in wanted:  # a bare name: the one node of that name, wherever it is
+            named = [n for n in self.nodes if n.path.rsplit("/", 1)[-1] == wanted]
+            if len(named) == 1:
+                return named[0]
+            if named:
+                paths = ", ".join(n.path for n in named)
+                raise KeyError(f"{len(named)} nodes are named {path!r} ({paths}): give the path")
         known = ", ".join(n.path for n in self.nodes[:30])
         raise KeyError(f"no node {path!r} in the scene (nodes: {known})")
 
@@ -100,6 +110,33 @@ class SceneMeasurements(BaseModel):
                 "with meshes under it"
             )
         return node
+
+    def support_box(self, support: str, top: str) -> tuple[Vec, Vec]:
+        """`support`'s world bounds without `top` and what is under it.
+
+        A node's bounds include its children's, so a crate added as a child of the floor
+        would otherwise be measured against a floor that already contains it.
+        """
+        ns, nt = self.bounded(support), self.node(top)
+        if not _under(nt.path, ns.path):
+            assert ns.min is not None and ns.max is not None
+            return ns.min, ns.max
+        boxes = [
+            (n.own_min, n.own_max)
+            for n in self.nodes
+            if n.own_min is not None
+            and n.own_max is not None
+            and (n.path == ns.path or _under(n.path, ns.path))
+            and not (n.path == nt.path or _under(n.path, nt.path))
+        ]
+        if not boxes:
+            raise KeyError(
+                f"{ns.path} draws nothing but {nt.path}, which is under it: rest {nt.path} on "
+                "another node"
+            )
+        lo = tuple(min(b[0][i] for b in boxes) for i in range(3))
+        hi = tuple(max(b[1][i] for b in boxes) for i in range(3))
+        return (lo[0], lo[1], lo[2]), (hi[0], hi[1], hi[2])
 
     # ---------- checks
 
@@ -141,11 +178,12 @@ class SceneMeasurements(BaseModel):
     def rests_on(self, top: str, support: str, tolerance: float = 0.02) -> AssertResult:
         """`top`'s bottom touches `support`'s top (within `tolerance`) over their common footprint."""
         nt, ns = self.bounded(top), self.bounded(support)
-        assert nt.min is not None and ns.max is not None and nt.max and ns.min
-        gap = nt.min[1] - ns.max[1]
-        overlap_x = min(nt.max[0], ns.max[0]) - max(nt.min[0], ns.min[0])
-        overlap_z = min(nt.max[2], ns.max[2]) - max(nt.min[2], ns.min[2])
-        above = nt.centre[1] > ns.centre[1]
+        lo, hi = self.support_box(support, top)
+        assert nt.min is not None and nt.max is not None
+        gap = nt.min[1] - hi[1]
+        overlap_x = min(nt.max[0], hi[0]) - max(nt.min[0], lo[0])
+        overlap_z = min(nt.max[2], hi[2]) - max(nt.min[2], lo[2])
+        above = nt.centre[1] > (lo[1] + hi[1]) / 2
         passed = abs(gap) <= tolerance and overlap_x > 0 and overlap_z > 0 and above
         if passed:
             why = f"{nt.path} sits on {ns.path} (gap {gap:+.3f})"
@@ -237,6 +275,11 @@ class SceneMeasurements(BaseModel):
         return AssertResult(
             check=f"{n.path} is in frame", passed=passed, measured=measured, message=why
         )
+
+
+def _under(path: str, ancestor: str) -> bool:
+    """True when `path` is strictly below `ancestor` ("." is the root)."""
+    return path != ancestor and (ancestor == "." or path.startswith(ancestor + "/"))
 
 
 def _box_gap(a: NodeBounds, b: NodeBounds) -> float:

@@ -10,9 +10,10 @@ from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.project import ProjectPathError
 from agentsdk_godot.properties import PropertyWriter, literal
 from agentsdk_godot.reports import SceneChange, ScriptCheck, source_lines
+from agentsdk_godot.rest import GROUND, TOLERANCE, current_origin, plan_rest, set_origin
 from agentsdk_godot.scene import NodeEntry, SceneError, SceneFile
 from agentsdk_godot.toolkit_base import GodotToolkitBase, OptProperties, OptText
-from agentsdk_godot.variant import ExtResource, VariantSyntaxError
+from agentsdk_godot.variant import ExtResource, VariantSyntaxError, format_variant
 
 __all__ = ["AuthoringTools", "literal"]
 
@@ -102,6 +103,7 @@ class AuthoringTools(GodotToolkitBase):
         type: str,
         parent: str = ".",
         properties: OptProperties = None,
+        rest_on: OptText = None,
     ) -> SceneChange:
         """Add a node to a scene. Meshes: give `mesh` a new resource as "CubeMesh()", "SphereMesh()".
 
@@ -111,8 +113,15 @@ class AuthoringTools(GodotToolkitBase):
             type: Its class, e.g. MeshInstance, Camera, DirectionalLight, Label.
             parent: Path of the parent node ("." is the root, "Player/Arm" deeper).
             properties: Property -> value, e.g. {"translation": "Vector3( 0, 1, 0 )", "text": "Hi"}.
+            rest_on: "ground" (bottom at y=0) or a node to stand on (centred on it unless
+                translation is given), measured in the engine.
         """
         doc = self._scene(scene)
+        properties = dict(properties or {})
+        if rest_on is None and "rest_on" in properties:  # an argument written among properties
+            rest_on = properties.pop("rest_on")
+        if rest_on is not None:
+            self._check_support(doc, scene, rest_on, name)
         cls = self.project.dialect.class_name(type)
         catalog = await self._known(doc, [cls], list((properties or {}).values()))
         catalog.check_node_class(cls)
@@ -135,7 +144,62 @@ class AuthoringTools(GodotToolkitBase):
         except SceneError as err:
             raise ToolError(str(err)) from None
         detail = f"added {type} {node.path}" + (": " + ", ".join(stored) if stored else "")
-        return self._save(scene, doc, node.path, _made(detail, writer))
+        if rest_on is None:
+            return self._save(scene, doc, node.path, _made(detail, writer))
+        placed = any(key in (properties or {}) for key in ("translation", "transform"))
+        before = self.project.file(scene).read_bytes()
+        change = self._save(scene, doc, node.path, _made(detail, writer))
+        try:
+            change.detail += "; " + await self._rest(scene, doc, node, rest_on, centre=not placed)
+        except ToolError:
+            self.project.file(scene).write_bytes(before)  # nothing half-done stays in the file
+            raise
+        return change
+
+    def _check_support(self, doc: SceneFile, scene: str, rest_on: str, name: str) -> None:
+        """Refuse a rest_on that names no node, before anything is written."""
+        if rest_on.strip() == GROUND:
+            return
+        try:
+            doc.node(rest_on)
+        except SceneError:
+            known = ", ".join(n.path for n in doc.nodes[1:]) or "none"
+            raise ToolError(
+                f'rest_on: {scene} has no node {rest_on!r}; use "{GROUND}" (y=0) or one of: {known}'
+            ) from None
+        if rest_on.strip().strip("/") == name:
+            raise ToolError(f"rest_on: {name} cannot rest on itself")
+
+    async def _rest(
+        self, scene: str, doc: SceneFile, node: NodeEntry, rest_on: str, *, centre: bool
+    ) -> str:
+        """Move `node` so its bottom touches `rest_on`'s top; re-measure and say what holds."""
+        support = rest_on.strip()
+        try:
+            move = plan_rest(await self.measurements(scene), node.path, support, centre=centre)
+        except KeyError as err:
+            raise ToolError(f"rest_on: {err.args[0]}") from None
+        x, y, z = current_origin(node)
+        dx, dy, dz = move.delta
+        set_origin(node, (x + dx, y + dy, z + dz))
+        self.project.write_scene(scene, doc)
+        after = await self.measurements(scene)
+        bottom = after.bounded(node.path).min
+        assert bottom is not None
+        gap = bottom[1] - move.top
+        where = (
+            "the ground (y=0)"
+            if move.support == GROUND
+            else f"{move.support} (top y={move.top:.3g})"
+        )
+        if abs(gap) <= TOLERANCE:
+            stored = node.properties.get("translation") or node.properties.get("transform")
+            key = "translation" if "translation" in node.properties else "transform"
+            return f"rests on {where}: {key} = {format_variant(stored, self.project.dialect.style)}"
+        return (
+            f"moved towards {where} but its bottom is {gap:+.3f} off (its parent is rotated or "
+            "scaled): set translation yourself and check with assert_rests_on"
+        )
 
     @tool(side_effects=True)
     async def set_property(self, scene: str, node: str, property: str, value: str) -> SceneChange:

@@ -11,6 +11,7 @@ an example, and one that can is stored in the type's own literal.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Callable
 
@@ -84,10 +85,10 @@ _ARITY = {
     "Color": 4,
 }
 _READING = {
-    "Transform": "the basis' x, y and z columns, then the origin",
-    "Transform3D": "the basis' x, y and z columns, then the origin",
+    "Transform": "the basis row by row, then the origin",
+    "Transform3D": "the basis row by row, then the origin",
     "Transform2D": "the x and y axes, then the origin",
-    "Basis": "the x, y and z columns",
+    "Basis": "row by row",
     "AABB": "the position, then the size",
 }
 
@@ -284,6 +285,55 @@ def _resource(
     )
 
 
+def _plain(value: Variant, name: tuple[str, ...], count: int) -> tuple[float, ...] | None:
+    if not isinstance(value, Constructor) or value.name not in name or len(value.args) != count:
+        return None
+    if not all(isinstance(a, int | float) and not isinstance(a, bool) for a in value.args):
+        return None
+    return tuple(float(a) for a in value.args)  # type: ignore[arg-type]
+
+
+def _rows_of_quat(q: tuple[float, ...]) -> tuple[float, ...] | None:
+    x, y, z, w = q
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if n < 1e-9:
+        return None
+    x, y, z, w = x / n, y / n, z / n, w / n
+    return (
+        1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w),
+        2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
+        2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y),
+    )  # fmt: skip
+
+
+def _transform_numbers(args: tuple[Variant, ...]) -> tuple[Variant, ...] | None:
+    """The 12 numbers of a Transform written the ways GDScript builds one.
+
+    `Transform( Basis( 9 numbers ), Vector3 )`, the four axes `Transform( Vector3 x, Vector3 y,
+    Vector3 z, Vector3 origin )`, and a rotation with an origin in either order
+    (`Transform( Quat( x, y, z, w ), Vector3 )`): each means one transform, so it is stored as
+    the scene file's form (the basis row by row, then the origin) instead of refused.
+    """
+    vectors = [_plain(a, ("Vector3",), 3) for a in args]
+    if len(args) == 4 and all(vectors):
+        x_axis, y_axis, z_axis, origin = vectors
+        assert x_axis and y_axis and z_axis and origin
+        by_row = tuple(axis[i] for i in range(3) for axis in (x_axis, y_axis, z_axis))
+        return by_row + origin
+    if len(args) != 2:
+        return None
+    for rot, at in ((args[0], args[1]), (args[1], args[0])):
+        origin = _plain(at, ("Vector3",), 3)
+        if origin is None:
+            continue
+        basis = _plain(rot, ("Basis",), 9)
+        quat = _plain(rot, ("Quat", "Quaternion"), 4)
+        rows = basis if basis is not None else (_rows_of_quat(quat) if quat else None)
+        if rows is not None:
+            return tuple(round(r, 6) + 0.0 for r in rows) + origin
+    return None
+
+
 def checked_literal(value: Variant) -> Variant:
     """`value` with every value-type literal in it checked for what a scene file can hold: the
     right count of plain numbers (`Color( 1, 0, 0 )` gets its alpha of 1). Raises
@@ -297,6 +347,8 @@ def checked_literal(value: Variant) -> Variant:
     args = value.args
     if value.name == "Color" and len(args) == 3:
         args = (*args, 1)
+    if value.name in ("Transform", "Transform3D"):
+        args = _transform_numbers(args) or args
     wanted = _ARITY[value.name]
     numbers = all(isinstance(a, int | float) and not isinstance(a, bool) for a in args)
     if len(args) == wanted and numbers:

@@ -178,6 +178,11 @@ static func measure(scene):
 		var entry = {"path": str(scene.get_path_to(node)), "type": node.get_class()}
 		entry["origin"] = vec(node.global_transform.origin)
 		var box = node_bounds(node)
+		if node is VisualInstance and node.is_visible_in_tree():
+			var own = node.get_transformed_aabb()
+			if own.size != Vector3():  # its own geometry, without its children's
+				entry["own_min"] = vec(own.position)
+				entry["own_max"] = vec(own.end)
 		if box != null:
 			entry["min"] = vec(box.position)
 			entry["max"] = vec(box.end)
