@@ -72,6 +72,15 @@ def test_an_echo_of_a_cue_is_recognised() -> None:
     said = "If my request still needs another step, call its function now; if it is all done, answer me in plain text."
     assert echoes_cue(said) and echoes_cue("Never repeat a function call you already made.")
     assert not echoes_cue("The Sphere now has a gold material (metallic 1, roughness 0.3).")
+    # a remark about the conversation, not an answer (the 1.5B on godot/crate-on-floor)
+    assert echoes_cue("The function result is already provided.")
+    assert echoes_cue("The tool output shows the result.")
+    # an answer that cites the tool's figures is one, however it starts
+    assert not echoes_cue(
+        "The function result shows IBM's total return over the period was 41.2%, against "
+        "18.5% for the S&P 500, so IBM did better by 22.7 points."
+    )
+    assert not echoes_cue("The Crate now rests on the Floor.")
 
 
 @pytest.mark.parametrize(

@@ -199,10 +199,18 @@ async def test_rest_on_puts_a_new_node_on_its_support_as_the_engine_measures_it(
         properties={"mesh": "CubeMesh()", "mesh/size": "Vector3( 1, 1, 1 )", "rest_on": "Floor",
                     "translation": "Vector3( 2, -3, 2 )"},
     )  # fmt: skip
-    assert "rests on Floor (top y=0.1): translation = Vector3( 2, 0.6, 2 )" in cap.text, cap.text
+    assert "rests on Floor (top y=0.1), size 1 x 1 x 1: translation = Vector3( 2, 0.6, 2 )" in (
+        cap.text
+    ), cap.text
     m = await toolkit.measurements(scene)
     assert m.rests_on("Floor/Cap", "Floor", tolerance=1e-3).passed
     assert m.node("Cap").path == "Floor/Cap" and m.rests_on("Cap", "Floor").passed  # by name
+    # set_property's rest_on: a new size, and the node stands on its support again
+    grown = await call(
+        "set_property", scene=scene, node="Floor/Cap", property="mesh/size",
+        value="Vector3( 2, 3, 2 )", rest_on="Floor",
+    )  # fmt: skip
+    assert "size 2 x 3 x 2: translation = Vector3( 0, 1.6, 0 )" in grown.text, grown.text
     assert m.support_box("Floor", "Floor/Cap")[1][1] == pytest.approx(0.1, abs=1e-4)
     assert m.bounded("Floor").max == pytest.approx((10 / 2, 1.1, 10 / 2), abs=1e-4)
 

@@ -18,6 +18,10 @@ from agentsdk_godot.variant import ExtResource, VariantSyntaxError, format_varia
 __all__ = ["AuthoringTools", "literal"]
 
 
+_PLACING = ("translation", "transform", "position")
+"""Properties that say where a node is: with one of them, ``rest_on`` keeps x and z."""
+
+
 def _made(detail: str, writer: PropertyWriter) -> str:
     return detail + "".join(f"; {what}" for what in writer.made)
 
@@ -105,7 +109,8 @@ class AuthoringTools(GodotToolkitBase):
         properties: OptProperties = None,
         rest_on: OptText = None,
     ) -> SceneChange:
-        """Add a node to a scene. Meshes: give `mesh` a new resource as "CubeMesh()", "SphereMesh()".
+        """Add a node to a scene. Meshes: give `mesh` a new resource as "CubeMesh()" (2 x 2 x 2
+        unless "mesh/size" is given too), "SphereMesh()".
 
         Args:
             scene: The scene file, e.g. "res://main.tscn".
@@ -144,11 +149,24 @@ class AuthoringTools(GodotToolkitBase):
         except SceneError as err:
             raise ToolError(str(err)) from None
         detail = f"added {type} {node.path}" + (": " + ", ".join(stored) if stored else "")
+        placed = any(key in properties for key in _PLACING)
+        return await self._save_resting(scene, doc, node, _made(detail, writer), rest_on, placed)
+
+    async def _save_resting(
+        self,
+        scene: str,
+        doc: SceneFile,
+        node: NodeEntry,
+        detail: str,
+        rest_on: str | None,
+        placed: bool,
+    ) -> SceneChange:
+        """Save the edit, then (with `rest_on`) stand the node on its support; on a rest that
+        cannot be done the file is put back as it was before this call."""
         if rest_on is None:
-            return self._save(scene, doc, node.path, _made(detail, writer))
-        placed = any(key in (properties or {}) for key in ("translation", "transform"))
+            return self._save(scene, doc, node.path, detail)
         before = self.project.file(scene).read_bytes()
-        change = self._save(scene, doc, node.path, _made(detail, writer))
+        change = self._save(scene, doc, node.path, detail)
         try:
             change.detail += "; " + await self._rest(scene, doc, node, rest_on, centre=not placed)
         except ToolError:
@@ -183,10 +201,9 @@ class AuthoringTools(GodotToolkitBase):
         dx, dy, dz = move.delta
         set_origin(node, (x + dx, y + dy, z + dz))
         self.project.write_scene(scene, doc)
-        after = await self.measurements(scene)
-        bottom = after.bounded(node.path).min
-        assert bottom is not None
-        gap = bottom[1] - move.top
+        after = (await self.measurements(scene)).bounded(node.path)
+        assert after.min is not None
+        gap = after.min[1] - move.top
         where = (
             "the ground (y=0)"
             if move.support == GROUND
@@ -195,14 +212,20 @@ class AuthoringTools(GodotToolkitBase):
         if abs(gap) <= TOLERANCE:
             stored = node.properties.get("translation") or node.properties.get("transform")
             key = "translation" if "translation" in node.properties else "transform"
-            return f"rests on {where}: {key} = {format_variant(stored, self.project.dialect.style)}"
+            size = " x ".join(f"{v:.3g}" for v in after.size)
+            return (
+                f"rests on {where}, size {size}: "
+                f"{key} = {format_variant(stored, self.project.dialect.style)}"
+            )
         return (
             f"moved towards {where} but its bottom is {gap:+.3f} off (its parent is rotated or "
             "scaled): set translation yourself and check with assert_rests_on"
         )
 
     @tool(side_effects=True)
-    async def set_property(self, scene: str, node: str, property: str, value: str) -> SceneChange:
+    async def set_property(
+        self, scene: str, node: str, property: str, value: str, rest_on: OptText = None
+    ) -> SceneChange:
         """Set a node property in a scene file.
 
         Args:
@@ -211,12 +234,15 @@ class AuthoringTools(GodotToolkitBase):
             property: e.g. "translation", "transform", "text", "mesh". A field of a resource stored
                 in the scene is "<property>/<field>", e.g. "mesh/size", "mesh/material/albedo_color".
             value: e.g. 2.5, true, Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), CubeMesh(); text as it is.
+            rest_on: Then stand the node on "ground" (y=0) or a node, e.g. after a new mesh/size.
         """
         doc = self._scene(scene)
         try:
             target = doc.node(node)
         except SceneError as err:
             raise ToolError(str(err)) from None
+        if rest_on is not None:
+            self._check_support(doc, scene, rest_on, target.path)
         catalog = await self._known(doc, [target.type or ""], [value])
         script_ref = target.properties.get("script")
         script = next((e.path for e in doc.ext_resources if script_ref == ExtResource(e.id)), None)
@@ -225,7 +251,9 @@ class AuthoringTools(GodotToolkitBase):
             stored = await writer.assign(target.properties, property, value, (target.type, script))
         except SceneError as err:
             raise ToolError(str(err)) from None
-        return self._save(scene, doc, target.path, _made(f"{property} = {stored}", writer))
+        detail = _made(f"{property} = {stored}", writer)
+        placed = property.strip() in _PLACING
+        return await self._save_resting(scene, doc, target, detail, rest_on, placed)
 
     @tool(side_effects=True)
     async def remove_node(self, scene: str, node: str) -> SceneChange:

@@ -27,11 +27,24 @@ _CUES = (
 """The template's own cues after a result (templates/qwen_tools.jinja), lower case."""
 
 
+_ABOUT_THE_RESULT = re.compile(
+    r"\b(?:the |this |that )?(?:function|tool)(?:'s)? (?:result|output|response|call)s? "
+    r"(?:is|are|was|were|has|have|shows?)\b",
+    re.IGNORECASE,
+)
+_SHORT = 12
+"""Words: a reply about the function result this short says nothing about the request."""
+
+
 def echoes_cue(text: str) -> bool:
     """The answer repeats one of the template's cues ("If my request still needs another
-    step, call its function now; ...") instead of answering: seen from the 1.5B model."""
+    step, call its function now; ...") instead of answering, or is a short remark about the
+    conversation itself ("The function result is already provided.", the 1.5B model's whole
+    answer on godot/crate-on-floor): neither tells the user anything."""
     lowered = text.lower()
-    return any(cue in lowered for cue in _CUES)
+    if any(cue in lowered for cue in _CUES):
+        return True
+    return len(text.split()) <= _SHORT and bool(_ABOUT_THE_RESULT.search(text))
 
 
 _FORMAT_ECHO = re.compile(
