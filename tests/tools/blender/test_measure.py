@@ -113,6 +113,25 @@ async def test_in_frame(toolkit: BlenderToolkit) -> None:
     assert big["passed"] and big["measured"]["coverage"] >= 0.3
 
 
+async def test_unknown_names_come_back_with_the_call_that_works(toolkit: BlenderToolkit) -> None:
+    await toolkit.reset()
+    await call(toolkit, "create_primitive", kind="monkey", name="Suzanne")
+    fit = next(t for t in toolkit.tools() if t.name == "fit_view")
+    # the only object there is: the 1.5B model asked for the monkey by its kind
+    only = await fit.call({"names": ["monkey"]}, ctx=None)
+    assert only.is_error and "objects with geometry: Suzanne" in only.text
+    assert 'call fit_view(names=["Suzanne"])' in only.text, only.text
+    await cube(toolkit, "Crate", 1.0, [3, 0, 0.5])
+    slip = await fit.call({"names": ["crate", "Suzanne"]}, ctx=None)
+    assert 'call fit_view(names=["Crate", "Suzanne"])' in slip.text, slip.text
+    # no likely object among two: the list, and no guess
+    lost = await fit.call({"names": ["Lamp"]}, ctx=None)
+    assert "objects with geometry: Crate, Suzanne" in lost.text and "call fit_view" not in lost.text
+    measure = next(t for t in toolkit.tools() if t.name == "measure_object")
+    typo = await measure.call({"name": "Crat"}, ctx=None)
+    assert typo.is_error and "did you mean 'Crate'?" in typo.text, typo.text
+
+
 async def test_dimensions(toolkit: BlenderToolkit) -> None:
     await toolkit.reset()
     await cube(toolkit, "Crate", 1.0, [0, 0, 0.5], scale=[1, 2, 0.5])

@@ -26,7 +26,7 @@ from . import (
     engine_render,
 )
 from .engine_errors import CommandError, ScriptFailed
-from .engine_names import give_name, object_list, refuse_other_type, refuse_taken
+from .engine_names import give_name, no_object, refuse_other_type, refuse_taken
 from .engine_state import SavedScene, SceneSnapshot
 from .framing import PROTOCOL_VERSION
 
@@ -49,7 +49,7 @@ PRIMITIVES: dict[str, Callable[..., Any]] = {
 def _object(name: str) -> Any:
     obj = bpy.data.objects.get(name)
     if obj is None:
-        raise CommandError(f"no object named {name!r} (objects: {object_list()})")
+        raise CommandError(no_object(name))
     return obj
 
 

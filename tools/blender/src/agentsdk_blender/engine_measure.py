@@ -11,7 +11,7 @@ from mathutils.bvhtree import BVHTree
 from numpy.typing import NDArray
 
 from .engine_errors import CommandError
-from .engine_names import object_list
+from .engine_names import no_object
 from .engine_place import world_geometry
 from .engine_settings import settings_kept
 from .engine_vision import EDGE, Projection, object_facts
@@ -22,7 +22,7 @@ JSON = dict[str, Any]
 def _object(name: str) -> Any:
     obj = bpy.data.objects.get(name)
     if obj is None:
-        raise CommandError(f"no object named {name!r} (objects: {object_list()})")
+        raise CommandError(no_object(name))
     return obj
 
 

@@ -27,6 +27,24 @@ def _num(value: float) -> str:
     return f"{round(float(value), 3) + 0.0:g}"  # + 0.0: no "-0"
 
 
+def closest(name: str, names: list[str]) -> str | None:
+    """The one of ``names`` that ``name`` most likely meant (case and small slips), or None."""
+    import difflib
+
+    lowered = {n.lower(): n for n in names}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    found = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[found[0]] if found else None
+
+
+def no_object(name: str, role: str = "") -> str:
+    """The error for a name no object has: the objects there are, and the likely one."""
+    meant = closest(name, [o.name for o in bpy.data.objects])
+    text = f"{role}no object named {name!r} (objects: {object_list()})"
+    return text + (f"; did you mean {meant!r}?" if meant else "")
+
+
 def object_list(*, leave_out: Any = None, limit: int = 20) -> str:
     """The scene's object names for an error message: sorted, at most ``limit`` of them, then
     how many more there are (a model can page through scene_info for the rest)."""

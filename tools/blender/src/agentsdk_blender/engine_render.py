@@ -18,6 +18,7 @@ import bpy
 from mathutils import Vector
 
 from .engine_errors import CommandError
+from .engine_names import closest
 from .engine_settings import settings_kept
 from .engine_vision import id_pass, renderable_objects
 
@@ -92,6 +93,24 @@ def _fit(camera: Any, points: Any, direction: Vector, size: tuple[int, int], mar
     data.clip_end = max(data.clip_end, depth_far)
 
 
+def _unknown_names(missing: list[str], names: list[str], known: list[str]) -> str:
+    """The error for names with no geometry, ending in the call that would work: each name
+    swapped for its likely object (the only one, when the scene draws one object)."""
+    if not known:
+        return f"no rendered geometry named {missing}: the scene draws nothing yet"
+    fixed = [
+        n if n in known else (closest(n, known) or (known[0] if len(known) == 1 else None))
+        for n in names
+    ]
+    listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    missed = ", ".join(map(repr, missing))
+    text = f"no rendered geometry named {missed}; objects with geometry: {listed}"
+    if all(fixed):
+        quoted = ", ".join(f'"{n}"' for n in dict.fromkeys(f for f in fixed if f))
+        text += f"; call fit_view(names=[{quoted}])"
+    return text
+
+
 def fit_view(args: JSON) -> JSON:
     """Move the scene camera (created if missing) so the named objects (default: all) fit
     the frame, looking from where it is now, or along ``direction``."""
@@ -102,7 +121,7 @@ def fit_view(args: JSON) -> JSON:
     geometry = renderable_objects(bpy.context.evaluated_depsgraph_get())
     missing = [n for n in names if n not in geometry]
     if missing:
-        raise CommandError(f"no rendered geometry named {missing}; known: {sorted(geometry)[:20]}")
+        raise CommandError(_unknown_names(missing, names, sorted(geometry)))
     if not geometry:
         raise CommandError("the scene has no geometry to frame")
     points = np.concatenate(
