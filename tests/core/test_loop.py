@@ -8,7 +8,15 @@ from pathlib import Path
 
 import anyio
 import pytest
-from agentsdk.events import ImageProduced, RunFailed, RunFinished, TextDelta, ToolCallFinished
+from agentsdk.events import (
+    ImageProduced,
+    ModelRequestStarted,
+    RunFailed,
+    RunFinished,
+    TextDelta,
+    ToolCallFinished,
+    TurnFinished,
+)
 from agentsdk.sandbox import run_process
 from agentsdk.testing import FunctionModel, ScriptedModel
 from pydantic import BaseModel
@@ -22,6 +30,7 @@ from agentsdk import (
     ModelError,
     ModelProfile,
     ModelRequest,
+    ModelResponse,
     ModelSettings,
     OutputValidationError,
     RunTimeout,
@@ -29,6 +38,7 @@ from agentsdk import (
     Tiers,
     ToolCallPart,
     ToolRetriesExceeded,
+    TurnInfo,
     tool,
 )
 
@@ -401,6 +411,43 @@ async def test_tiers_pick_fast_for_text_turns_and_standard_when_tools_are_offere
     agent = Agent(Tiers(fast=fast2, standard=standard), tools=[add])
     finished = [e async for e in agent.stream("add") if isinstance(e, ToolCallFinished)]
     assert finished and not fast2.requests and len(standard.requests) == 2
+
+
+async def test_an_escalated_fast_answer_is_asked_of_the_standard_tier() -> None:
+    seen: list[tuple[int, str]] = []
+
+    def escalate(info: TurnInfo, response: ModelResponse) -> bool:
+        seen.append((info.turn, response.text))
+        return response.text.startswith("?")
+
+    fast = ScriptedModel(["? the request again"], name="fast-model")
+    standard = ScriptedModel([call("add", a=1, b=2), "1 + 2 is 3"], name="std-model")
+    picks = iter(["standard", "fast"])
+    tiers = Tiers(fast=fast, standard=standard, policy=lambda _: next(picks), escalate=escalate)
+    events: list[object] = []
+    result = await Agent(tiers, tools=[add]).run("add 1 and 2", on_event=events.append)
+    assert result.output == "1 + 2 is 3"
+    assert seen == [(2, "? the request again")]  # only fast answers are judged
+    started = [(e.turn, e.tier) for e in events if isinstance(e, ModelRequestStarted)]
+    assert started == [(1, "standard"), (2, "fast"), (2, "standard")]
+    finished = [e for e in events if isinstance(e, TurnFinished)]
+    assert [e.tier for e in finished] == ["standard", "standard"]
+    assert finished[-1].usage.requests == 2  # the fast request and the standard one
+    assert set(result.usage_by_model) == {"fast-model", "std-model"}
+    assert len(standard.requests) == 2 and standard.requests[1] == fast.requests[0]
+
+    # a fast answer that will do stands, and a streamed turn is never asked twice
+    fine = Tiers(
+        fast=ScriptedModel(["fine"], name="f"), standard=ScriptedModel([], name="s"),
+        policy=lambda _: "fast", escalate=lambda _i, r: r.text != "fine",
+    )  # fmt: skip
+    assert (await Agent(fine).run("hi")).output == "fine"
+    streamed = Tiers(
+        fast=ScriptedModel(["?"], name="f"), standard=ScriptedModel([], name="s"),
+        policy=lambda _: "fast", escalate=lambda _i, _r: True,
+    )  # fmt: skip
+    last = [e async for e in Agent(streamed).stream("hi")][-1]
+    assert isinstance(last, RunFinished) and last.result and last.result.output == "?"
 
 
 async def test_function_model_sees_tool_results() -> None:

@@ -238,8 +238,10 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
             )
             tier: str | None = None
             model: Model
+            info: TurnInfo | None = None
             if isinstance(cfg.model, Tiers):
-                tier, model = cfg.model.pick(TurnInfo(turn, request, previous_tier))
+                info = TurnInfo(turn, request, previous_tier)
+                tier, model = cfg.model.pick(info)
                 previous_tier = tier
             else:
                 model = cfg.model
@@ -254,11 +256,28 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
                     else:
                         yield item
             assert response is not None
-            turn_usage = response.usage
-            if turn_usage.requests < 1:  # a connector that did not count its request
-                turn_usage = turn_usage + Usage.model_construct(requests=1)
+            turn_usage = _counted(response.usage)
             served_by = response.model_name or model.name
-            usages.append((served_by, turn_usage))
+            if (
+                info is not None
+                and tier == "fast"
+                and not cfg.stream
+                and isinstance(cfg.model, Tiers)
+                and cfg.model.escalate is not None
+                and cfg.model.escalate(info, response)
+            ):
+                # The fast tier's answer will not do: the standard tier gets the same request.
+                usages.append((served_by, turn_usage))
+                tier = previous_tier = "standard"
+                model = cfg.model.model("standard")
+                yield ModelRequestStarted(cfg.run_id, turn, model.name, tier)
+                response = await model.request(request)
+                served_by = response.model_name or model.name
+                fast_usage, turn_usage = turn_usage, _counted(response.usage)
+                usages.append((served_by, turn_usage))
+                turn_usage = fast_usage + turn_usage
+            else:
+                usages.append((served_by, turn_usage))
             p.turn = turn
             finish, tokens = response.finish_reason, response.token_trace
             messages.append(_message("assistant", list(response.parts)))
@@ -552,3 +571,8 @@ def _late_reporter(cfg: RunConfig, call: ToolCallPart, turn: int) -> Callable[[f
         cfg.late.append(ToolFinishedLate(cfg.run_id, turn, call.id, call.name, late_by))
 
     return report
+
+
+def _counted(usage: Usage) -> Usage:
+    """``usage`` with its request counted (a connector may not count it)."""
+    return usage if usage.requests >= 1 else usage + Usage.model_construct(requests=1)

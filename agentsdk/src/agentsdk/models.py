@@ -275,12 +275,20 @@ def default_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
 
 TierPolicy = Callable[[TurnInfo], Literal["fast", "standard"]]
 
+Escalation = Callable[[TurnInfo, ModelResponse], bool]
+"""Given the turn and the fast tier's response, True to ask the standard tier instead."""
+
 
 class Tiers:
     """A fast and a standard model; ``policy`` picks one per turn.
 
     Models may be given as instances or as strings (``"local:smollm2-135m"``),
     resolved through the installed connectors on first use.
+
+    ``escalate``, when given, sees each response of the fast tier; when it returns True
+    the loop asks the standard tier the same request and keeps that response (both
+    requests count in the usage; the events show a second ``ModelRequestStarted`` for the
+    turn). Streamed turns are not escalated: their text has already gone out.
     """
 
     def __init__(
@@ -289,10 +297,12 @@ class Tiers:
         fast: Model | str,
         standard: Model | str,
         policy: TierPolicy = default_tier_policy,
+        escalate: Escalation | None = None,
     ):
         self._specs: dict[str, Model | str] = {"fast": fast, "standard": standard}
         self._models: dict[str, Model] = {}
         self.policy = policy
+        self.escalate = escalate
 
     @property
     def name(self) -> str:

@@ -223,6 +223,19 @@ async def test_a_call_announced_in_prose_is_made(qwen_engine: LocalEngine) -> No
     (call,) = remade.tool_calls
     assert call.name == "set_colour" and "start" not in call.arguments
     _assert_valid(call, TOOLS)
+    # The same call, valid for its tool: kept as it is, without asking again; prose that
+    # only announced it, or echoed the calling format, is dropped.
+    for said in (lead, "To call a function, reply with only a JSON object on one line:"):
+        valid = ModelResponse(
+            parts=[TextPart(text=said), ToolCallPart(name="set_colour", arguments=call.arguments)],
+            usage=Usage(requests=1),
+        )
+        kept = await model._make_announced_call(request, valid)
+        assert kept.usage.requests == 1 and kept.text == "" and kept.tool_calls == valid.tool_calls
+    reasoned = ModelResponse(
+        parts=[TextPart(text="The cube is grey now."), *kept.tool_calls], usage=Usage(requests=1)
+    )
+    assert await model._make_announced_call(request, reasoned) is reasoned
     # A call the grammar shaped (no text before it) is left alone.
     shaped = ModelResponse(parts=[call], usage=Usage(requests=1))
     assert await model._make_announced_call(request, shaped) is shaped

@@ -12,6 +12,7 @@ from agentsdk_openai import LocalChatModel, LocalEngine, connect
 from agentsdk_openai.local import (
     TIERED,
     call_schema,
+    local_escalation,
     local_tier_policy,
     parse_constrained,
     tool_call_grammar,
@@ -185,6 +186,54 @@ def test_tier_policy_lets_the_standard_model_judge_the_step_after_a_change() -> 
     assert local_tier_policy(after("look", "paint")) == "standard"
     # A tool the request no longer offers (or a renamed one) is not guessed at.
     assert local_tier_policy(after("paint_old")) == "fast"
+
+
+def test_tier_policy_has_the_standard_model_weigh_several_items_read_at_once() -> None:
+    ask = Message.user("Rank AAPL, MSFT and IBM by total return.")
+    tools = [look.spec()]
+
+    def after(*calls: ToolCallPart) -> TurnInfo:
+        results = [
+            ToolResultPart(call_id=c.id, name=c.name, parts=[TextPart(text="figures")])
+            for c in calls
+        ]
+        messages = [ask, Message(role="assistant", parts=list(calls))]
+        messages.append(Message(role="tool", parts=list(results)))
+        return TurnInfo(turn=2, request=ModelRequest(messages=messages, tools=tools))
+
+    def asked(**arguments: object) -> ToolCallPart:
+        return ToolCallPart(id=f"c{len(arguments)}", name="look", arguments=arguments)
+
+    assert local_tier_policy(after(asked(symbols="AAPL,MSFT,IBM"))) == "standard"
+    assert local_tier_policy(after(asked(names=["Floor", "Crate"]))) == "standard"
+    assert local_tier_policy(after(asked(name="a"), asked(name="b", x=1))) == "standard"
+    # one item, or a comma inside ordinary text, is a read like any other
+    assert local_tier_policy(after(asked(symbols="AAPL"))) == "fast"
+    assert local_tier_policy(after(asked(names=["Crate"]))) == "fast"
+    assert local_tier_policy(after(asked(query="close, adjusted for splits"))) == "fast"
+
+
+def test_a_fast_reply_that_is_no_answer_goes_to_the_standard_model() -> None:
+    ask = Message.user("Give AAPL's 50-day and 200-day moving averages at the end of 2012.")
+    done = _result('{"sma": {"50": 72.66, "200": 77.34}}')
+    info = _info(2, [ask, done])
+
+    def reply(text: str) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(text=text)])
+
+    # what the 0.5B model answered on the finance suite, after being asked once more
+    assert local_escalation(
+        info, reply("AAPL's 50-day and 200-day moving averages at the end of 2012.")
+    )
+    assert local_escalation(
+        info, reply('GOOG 2010: 252 bars,"cite":"GOOG, bokeh","symbol":"GOOG","bars":252')
+    )
+    assert local_escalation(info, reply("The function result is already provided."))
+    assert local_escalation(info, reply("  "))
+    assert not local_escalation(info, reply("SMA 50 was 72.66 and SMA 200 was 77.34 (source: x)."))
+    call_reply = ModelResponse(parts=[ToolCallPart(id="c", name="look", arguments={"name": "a"})])
+    assert not local_escalation(info, call_reply)
+    assert connect("local:default").escalate is local_escalation  # type: ignore[union-attr]
 
 
 def test_model_strings_for_every_local_model() -> None:

@@ -5,7 +5,7 @@ from .engine import LocalEngine, LocalEngineError, running_engines, stop_all_eng
 from .grammar import call_schema, parse_constrained, tool_call_grammar
 from .model import LocalChatModel
 from .prefix_cache import PrefixCache, PrefixCacheEvent
-from .tiers import TIERED, connect_local, local_tier_policy
+from .tiers import TIERED, connect_local, local_escalation, local_tier_policy
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -19,6 +19,7 @@ __all__ = [
     "PrefixCacheEvent",
     "call_schema",
     "connect_local",
+    "local_escalation",
     "local_tier_policy",
     "parse_constrained",
     "resolve_model_path",

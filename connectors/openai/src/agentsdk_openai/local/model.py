@@ -10,10 +10,12 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
+from agentsdk._jsonschema import SchemaProblem, compile_schema
 from agentsdk.http import CannotSend, TransportFailure
 from agentsdk.tools import ToolSpec
 
@@ -216,6 +218,14 @@ class LocalChatModel(OpenAIChatModel):
                 # so the answer is asked for; the prose stands if that fails.
                 prose = response.model_copy(update={"parts": [TextPart(text=response.text)]})
                 return await self._answer_again(request, prose)
+            if _validates(request, calls):
+                # Written after prose, yet well-formed and valid for its tool (the 1.5B model
+                # often opens with the template's calling instructions, then calls): keep
+                # the calls, and any prose that is not that echo, without sampling again.
+                said = response.text
+                if echoes_call_format(said) or announced_tool(said, [c.name for c in calls]):
+                    return response.model_copy(update={"parts": list(calls)})
+                return response
             name: str | None = calls[0].name
         else:
             name = announced_tool(response.text, [tool.name for tool in request.tools])
@@ -500,6 +510,38 @@ def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
         if len(asked) >= 8 and matcher.ratio() >= 0.88:
             return True
     return False
+
+
+_JSON_FIELD = re.compile(r'"\s*:\s*[\[{"\d-]')
+"""A JSON key followed by its value: an answer with several is a pasted tool result."""
+
+
+def not_an_answer(request: ModelRequest, response: ModelResponse) -> bool:
+    """A reply without calls that tells the user nothing of its own: empty, one of the
+    template's cues, the request restated, or a tool result's JSON pasted in (the 0.5B
+    model did each on the finance suite, after the connector had already asked again)."""
+    if response.tool_calls:
+        return False
+    text = response.text.strip()
+    if not text or echoes_cue(text) or _echoes_request(request, response):
+        return True
+    return len(_JSON_FIELD.findall(text)) >= 3
+
+
+def _validates(request: ModelRequest, calls: list[ToolCallPart]) -> bool:
+    """Every call names an offered tool and its arguments pass that tool's schema (False
+    when a schema is beyond the compiled checks: the grammar then decides)."""
+    specs = {spec.name: spec for spec in request.tools}
+    for call in calls:
+        spec = specs.get(call.name)
+        if spec is None or call.raw_arguments is not None:
+            return False
+        try:
+            if compile_schema(spec.parameters)(call.arguments):
+                return False
+        except SchemaProblem:
+            return False
+    return True
 
 
 def _repeats_the_newest_call(request: ModelRequest, call: ToolCallPart) -> bool:

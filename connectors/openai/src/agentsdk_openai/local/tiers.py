@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from agentsdk import Message, Model, Tiers, TurnInfo
+from agentsdk import Message, Model, ModelResponse, Tiers, TurnInfo
 
 from .engine import LocalEngine
-from .model import LocalChatModel, changed_the_world
+from .model import LocalChatModel, changed_the_world, not_an_answer
 
-__all__ = ["TIERED", "TIERED_NAMES", "connect_local", "local_tier_policy"]
+__all__ = ["TIERED", "TIERED_NAMES", "connect_local", "local_escalation", "local_tier_policy"]
 
 TIERED = {"fast": "qwen2.5-coder-0.5b", "standard": "qwen2.5-coder-1.5b"}
 """The built-in models behind ``local:default`` and ``local:tiered``."""
@@ -64,6 +64,31 @@ def _cheaper_to_stay(info: TurnInfo) -> bool:
     return _chars(messages) > _PREFILL_RATIO * new + _SWITCH_SLACK
 
 
+def _several(value: object) -> bool:
+    if isinstance(value, list):
+        return len(value) >= 2
+    if isinstance(value, str) and "," in value:
+        items = [v.strip() for v in value.split(",")]
+        return len(items) >= 2 and all(0 < len(v) <= 12 and " " not in v for v in items)
+    return False
+
+
+def _read_several(messages: list[Message]) -> bool:
+    """The newest turn's calls covered several items (two or more calls, or an argument
+    listing several names: symbols="AAPL,MSFT,IBM", nodes=["Floor", "Crate"]), so the
+    answer has to weigh them against each other: the 0.5B model gave one of four returns
+    on finance/rank-four and garbled the comparison on finance/compare-aapl-ibm."""
+    asked = next((m for m in reversed(messages) if m.role == "assistant"), None)
+    calls = asked.tool_calls if asked is not None else []
+    return len(calls) >= 2 or any(_several(v) for c in calls for v in c.arguments.values())
+
+
+def local_escalation(info: TurnInfo, response: ModelResponse) -> bool:
+    """The fast (0.5B) tier's reply is not an answer (:func:`.model.not_an_answer`): the
+    1.5B model is asked the same request instead."""
+    return not_an_answer(info.request, response)
+
+
 def local_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
     """Standard (1.5B) for the first turn, which plans; for a turn after a tool error or a
     result that says something needs fixing (a render's "hint:" lines: the box is cut off,
@@ -86,6 +111,8 @@ def local_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
         return "standard"
     if last is not None and last.role == "user" and _needs_attention(last.text):
         return "standard"  # images for models without vision arrive in a trailing message
+    if _read_several(messages):
+        return "standard"
     return "standard" if _cheaper_to_stay(info) else "fast"
 
 
@@ -107,7 +134,9 @@ def connect_local(name: str, **options: Any) -> Model:
             standard = LocalChatModel(
                 LocalEngine.shared(TIERED["standard"], parallel=parallel), **options
             )
-        tiers = Tiers(fast=fast, standard=standard, policy=local_tier_policy)
+        tiers = Tiers(
+            fast=fast, standard=standard, policy=local_tier_policy, escalate=local_escalation
+        )
         # Tiers is what Agent(model=...) takes in place of a Model; the loop picks per turn.
         return tiers  # type: ignore[return-value]
     return LocalChatModel(LocalEngine.shared(name, parallel=parallel), **options)
