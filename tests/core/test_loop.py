@@ -435,6 +435,17 @@ async def test_an_escalated_fast_answer_is_asked_of_the_standard_tier() -> None:
     assert finished[-1].usage.requests == 2  # the fast request and the standard one
     assert set(result.usage_by_model) == {"fast-model", "std-model"}
     assert len(standard.requests) == 2 and standard.requests[1] == fast.requests[0]
+    # or another request: here the same with tools off
+    quiet = Tiers(
+        fast=ScriptedModel(["?"], name="f"),
+        standard=ScriptedModel(["an answer"], name="s"),
+        policy=lambda _: "fast",
+        escalate=lambda i, _r: i.request.model_copy(
+            update={"settings": ModelSettings(tool_choice="none")}
+        ),
+    )
+    assert (await Agent(quiet, tools=[add]).run("hi")).output == "an answer"
+    assert quiet.model("standard").requests[0].settings.tool_choice == "none"  # type: ignore[attr-defined]
 
     # a fast answer that will do stands, and a streamed turn is never asked twice
     fine = Tiers(

@@ -4,9 +4,9 @@ so, and a run that keeps looping ends with a clear reason."""
 from __future__ import annotations
 
 import pytest
-from agentsdk.testing import ScriptedModel
+from agentsdk.testing import FunctionModel, ScriptedModel
 
-from agentsdk import Agent, LoopDetected, LoopGuard, ToolCallPart, ToolError, tool
+from agentsdk import Agent, LoopDetected, LoopGuard, ModelRequest, ToolCallPart, ToolError, tool
 
 pytestmark = pytest.mark.anyio
 
@@ -148,3 +148,30 @@ async def test_the_guard_can_be_tuned_or_turned_off() -> None:
         await Agent(
             ScriptedModel([_look()] * 3), tools=[look], loop_guard=LoopGuard(max_strikes=1)
         ).run("x")
+
+
+async def test_the_turn_before_the_last_strike_asks_for_the_answer() -> None:
+    """A model that calls whenever it may (as the 1.5B did on finance/damaged-file) gets
+    one turn without tools before the run would be stopped, and answers."""
+    runs, look, _ = _counter()
+    choices: list[str | None] = []
+
+    def decide(request: ModelRequest) -> object:
+        choices.append(request.settings.tool_choice)
+        if request.settings.tool_choice == "none":
+            last = request.messages[-1].tool_results[0].text
+            return "I could not get further: " + last.split("The result was:")[-1].strip()
+        return _look()
+
+    result = await Agent(FunctionModel(decide), tools=[look]).run("look at it")  # type: ignore[arg-type]
+    # the first look, two strikes, then the answer with the guard's note in view
+    assert choices == [None, None, None, "none"] and runs["look"] == 3
+    assert result.output == "I could not get further: the front view shows a grey box"
+    # without the last word the same model is stopped, as before
+    runs, look, _ = _counter()
+    choices.clear()
+    with pytest.raises(LoopDetected, match="3 looping turns"):
+        await Agent(FunctionModel(decide), tools=[look], loop_guard=LoopGuard(last_word=False)).run(
+            "look at it"
+        )  # type: ignore[arg-type]
+    assert "none" not in choices

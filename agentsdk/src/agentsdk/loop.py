@@ -225,12 +225,16 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
                 if fresh is not None:  # e.g. an MCP server said its tool list changed
                     cfg.tools = fresh
                     specs = [t.spec() for t in fresh.values()]
+            settings = cfg.settings
+            if cfg.guard is not None and cfg.guard.answer_now and specs:
+                # One more looping turn ends the run: ask for the answer instead of a call.
+                settings = settings.model_copy(update={"tool_choice": "none"})
             request = _trusted(
                 ModelRequest,
                 {
                     "messages": list(messages),
                     "tools": specs,
-                    "settings": cfg.settings,
+                    "settings": settings,
                     "output_schema": output_schema,
                     "output_name": output_name,
                 },
@@ -264,14 +268,14 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
                 and not cfg.stream
                 and isinstance(cfg.model, Tiers)
                 and cfg.model.escalate is not None
-                and cfg.model.escalate(info, response)
+                and (instead := cfg.model.escalate(info, response)) is not False
             ):
-                # The fast tier's answer will not do: the standard tier gets the same request.
+                # The fast tier's answer will not do: the standard tier gets the request.
                 usages.append((served_by, turn_usage))
                 tier = previous_tier = "standard"
                 model = cfg.model.model("standard")
                 yield ModelRequestStarted(cfg.run_id, turn, model.name, tier)
-                response = await model.request(request)
+                response = await model.request(request if instead is True else instead)
                 served_by = response.model_name or model.name
                 fast_usage, turn_usage = turn_usage, _counted(response.usage)
                 usages.append((served_by, turn_usage))

@@ -12,6 +12,11 @@ existing step boundary (after the tools ran):
   result changed — the next page, a counter, a render after an edit — and a call
   repeated after another successful action both pass untouched;
 * a tool error identical to the same tool's previous error gets a note that says so;
+* after ``max_strikes - 1`` such turns in a row the next turn offers no tools
+  (``tool_choice="none"``): the model has the notes in view and gives its final answer,
+  which is what a model that cannot stop calling needs (on finance/damaged-file the
+  1.5B model re-read a file whose error said "tell the user which rows" until the run
+  was stopped). A model that ignores ``tool_choice`` and calls again still strikes out;
 * ``max_strikes`` such turns in a row end the run with ``LoopDetected``.
 """
 
@@ -53,6 +58,8 @@ class LoopGuard:
 
     max_strikes: int = 3
     """Looping turns in a row that end the run."""
+    last_word: bool = True
+    """Ask for the final answer, with no tools offered, on the turn before the last strike."""
     _previous: dict[str, str] = field(default_factory=dict)  # signature -> its result's print
     _errors: dict[str, str] = field(default_factory=dict)  # tool -> its last error's print
     _strikes: int = 0
@@ -60,7 +67,7 @@ class LoopGuard:
 
     def fresh(self) -> LoopGuard:
         """A guard with the same settings and no history (one per run)."""
-        return LoopGuard(max_strikes=self.max_strikes)
+        return LoopGuard(max_strikes=self.max_strikes, last_word=self.last_word)
 
     def snapshot(self) -> dict[str, Any]:
         """What the guard remembers, as JSON-ready data (saved with a run's state)."""
@@ -75,6 +82,7 @@ class LoopGuard:
         """A guard with these settings that remembers what ``snapshot`` holds."""
         return LoopGuard(
             max_strikes=self.max_strikes,
+            last_word=self.last_word,
             _previous=dict(snapshot.get("previous", {})),
             _errors=dict(snapshot.get("errors", {})),
             _strikes=int(snapshot.get("strikes", 0)),
@@ -136,6 +144,11 @@ class LoopGuard:
             self._previous.update(this_turn)
         self._strikes = self._strikes + 1 if looped else 0
         return out
+
+    @property
+    def answer_now(self) -> bool:
+        """True when the next looping turn would end the run: it is asked for the answer."""
+        return self.last_word and self.max_strikes > 1 and self._strikes == self.max_strikes - 1
 
     @property
     def stuck(self) -> str | None:

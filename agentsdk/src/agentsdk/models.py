@@ -275,8 +275,9 @@ def default_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
 
 TierPolicy = Callable[[TurnInfo], Literal["fast", "standard"]]
 
-Escalation = Callable[[TurnInfo, ModelResponse], bool]
-"""Given the turn and the fast tier's response, True to ask the standard tier instead."""
+Escalation = Callable[[TurnInfo, ModelResponse], "bool | ModelRequest"]
+"""Given the turn and the fast tier's response: False to keep it, True to ask the standard
+tier the same request, or the request to ask it instead (e.g. with tools off)."""
 
 
 class Tiers:
@@ -286,7 +287,7 @@ class Tiers:
     resolved through the installed connectors on first use.
 
     ``escalate``, when given, sees each response of the fast tier; when it returns True
-    the loop asks the standard tier the same request and keeps that response (both
+    (or a request to ask instead) the loop asks the standard tier and keeps that response (both
     requests count in the usage; the events show a second ``ModelRequestStarted`` for the
     turn). Streamed turns are not escalated: their text has already gone out.
     """

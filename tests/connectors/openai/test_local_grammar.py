@@ -229,7 +229,13 @@ def test_a_fast_reply_that_is_no_answer_goes_to_the_standard_model() -> None:
         info, reply('GOOG 2010: 252 bars,"cite":"GOOG, bokeh","symbol":"GOOG","bars":252')
     )
     assert local_escalation(info, reply("The function result is already provided."))
-    assert local_escalation(info, reply("  "))
+    assert local_escalation(info, reply("  ")) is not False
+    bare = TurnInfo(turn=2, request=ModelRequest(messages=[ask, done]))
+    assert local_escalation(bare, reply("  ")) is True  # no tools offered: the same request
+    offered = TurnInfo(turn=2, request=ModelRequest(messages=[ask, done], tools=[look.spec()]))
+    instead = local_escalation(offered, reply("The function result is already provided."))
+    assert isinstance(instead, ModelRequest) and instead.settings.tool_choice == "none"
+    assert instead.messages == offered.request.messages and instead.tools == offered.request.tools
     assert not local_escalation(info, reply("SMA 50 was 72.66 and SMA 200 was 77.34 (source: x)."))
     call_reply = ModelResponse(parts=[ToolCallPart(id="c", name="look", arguments={"name": "a"})])
     assert not local_escalation(info, call_reply)

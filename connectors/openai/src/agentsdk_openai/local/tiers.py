@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from agentsdk import Message, Model, ModelResponse, Tiers, TurnInfo
+from agentsdk import Message, Model, ModelRequest, ModelResponse, Tiers, TurnInfo
 
 from .engine import LocalEngine
 from .model import LocalChatModel, changed_the_world, not_an_answer
@@ -83,10 +83,19 @@ def _read_several(messages: list[Message]) -> bool:
     return len(calls) >= 2 or any(_several(v) for c in calls for v in c.arguments.values())
 
 
-def local_escalation(info: TurnInfo, response: ModelResponse) -> bool:
+def local_escalation(info: TurnInfo, response: ModelResponse) -> bool | ModelRequest:
     """The fast (0.5B) tier's reply is not an answer (:func:`.model.not_an_answer`): the
-    1.5B model is asked the same request instead."""
-    return not_an_answer(info.request, response)
+    1.5B model is asked for the answer, with no tools offered. The policy gives the fast
+    tier only turns after reads, which write the answer; with tools left on, the 1.5B
+    model wrote out the calling format and then re-read with a tool nobody asked for
+    (``compare`` on finance/aapl-cagr) until the loop guard stopped the run. Before, the
+    non-answer itself closed the run, so no run loses a step it would have taken."""
+    if not not_an_answer(info.request, response):
+        return False
+    if not info.request.tools:
+        return True
+    quiet = info.request.settings.model_copy(update={"tool_choice": "none"})
+    return info.request.model_copy(update={"settings": quiet})
 
 
 def local_tier_policy(info: TurnInfo) -> Literal["fast", "standard"]:
