@@ -17,6 +17,7 @@ from agentsdk_openai.local import (
     parse_constrained,
     tool_call_grammar,
 )
+from agentsdk_openai.local.model import without_pasted_json
 from pydantic import BaseModel
 
 from agentsdk import (
@@ -240,6 +241,34 @@ def test_a_fast_reply_that_is_no_answer_goes_to_the_standard_model() -> None:
     call_reply = ModelResponse(parts=[ToolCallPart(id="c", name="look", arguments={"name": "a"})])
     assert not local_escalation(info, call_reply)
     assert connect("local:default").escalate is local_escalation  # type: ignore[union-attr]
+
+
+def test_a_tool_result_pasted_after_the_answer_is_cut_off() -> None:
+    ask = Message.user("What was AAPL's CAGR?")
+    done = _result('{"summary": "AAPL 2000..2013: CAGR 22.1%", "cagr": 0.221}')
+    request = ModelRequest(messages=[ask, done])
+
+    def answer(text: str) -> str:
+        return without_pasted_json(request, ModelResponse(parts=[TextPart(text=text)])).text
+
+    # the 0.5B model's answer on finance/aapl-cagr, shortened
+    pasted = (
+        "AAPL 2000-03-01..2013-03-01 (source: bokeh-sampledata): total return 1240.9%, "
+        'CAGR 22.1%,"cite":"AAPL, bokeh-sampledata","symbol":"AAPL","bars":3270,'
+        '"drawdown":{"max_drawdown":-0.818}'
+    )
+    assert answer(pasted) == (
+        "AAPL 2000-03-01..2013-03-01 (source: bokeh-sampledata): total return 1240.9%, CAGR 22.1%"
+    )
+    # one or two quoted pairs are part of an answer; JSON from the start is left whole
+    quoted = 'The summary says "CAGR": 22.1% and "total return": 1240.9%.'
+    assert answer(quoted) == quoted
+    whole = '{"summary": "x", "cagr": 0.221, "bars": 3270}'
+    assert answer(whole) == whole
+    # before any tool result there is nothing to have pasted
+    first = ModelRequest(messages=[ask])
+    kept = without_pasted_json(first, ModelResponse(parts=[TextPart(text=pasted)]))
+    assert kept.text == pasted
 
 
 def test_model_strings_for_every_local_model() -> None:

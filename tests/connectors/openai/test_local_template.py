@@ -22,7 +22,7 @@ REPORT = "view camera: 1 of 1 objects visible\nbox: 2%, right, red, cut off 56% 
 HINTED = REPORT + '\nhint: box is cut off on the right: call fit_view(names=["box"])'
 
 
-def _render(*results: str, next_step: bool | None = None) -> str:
+def _render(*results: str, next_step: bool | None = None, answer_only: bool = False) -> str:
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "Build the scene."},
         {"role": "user", "content": "Add a box and frame it."},
@@ -33,7 +33,9 @@ def _render(*results: str, next_step: bool | None = None) -> str:
         messages.append({"role": "tool", "content": text, "tool_call_id": f"c{n}"})
     # As llama.cpp renders chat templates (like Hugging Face's apply_chat_template).
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
-    extra = {} if next_step is None else {"agentsdk_next_step": next_step}
+    extra: dict[str, bool] = {} if next_step is None else {"agentsdk_next_step": next_step}
+    if answer_only:
+        extra["agentsdk_answer_only"] = True
     return env.from_string(TEMPLATE.read_text()).render(
         messages=messages, tools=TOOLS, add_generation_prompt=True, **extra
     )
@@ -85,6 +87,16 @@ def test_next_step_asks_for_the_next_call_or_the_answer() -> None:
     # A hint still asks for the fix, not a choice.
     hinted = _render(HINTED, next_step=True)
     assert FIX in hinted and NEXT not in hinted
+
+
+def test_a_turn_without_calls_is_told_that_no_call_can_be_made() -> None:
+    # tool_choice="none" (an escalated answer, the loop guard's last word): the 1.5B model
+    # otherwise wrote out the calling instructions as its answer
+    prompt = _render(REPORT, next_step=True, answer_only=True)
+    last = prompt.rsplit("<|im_start|>system", 1)[1]
+    assert last.startswith("\nAnswer my request now in plain text, from the function results")
+    assert "No function can be called now" in last and NEXT not in last and ANSWER not in last
+    assert last.endswith("<|im_end|>\n<|im_start|>assistant\n")
 
 
 def test_each_tool_and_each_cue_starts_its_own_line() -> None:

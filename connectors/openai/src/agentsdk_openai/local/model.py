@@ -32,7 +32,7 @@ from .history import without_superseded_hints
 from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
 
-__all__ = ["LocalChatModel"]
+__all__ = ["LocalChatModel", "changed_the_world", "not_an_answer", "without_pasted_json"]
 
 logger = logging.getLogger("agentsdk_openai.local")
 
@@ -155,7 +155,9 @@ class LocalChatModel(OpenAIChatModel):
             if not (constrained and self._grammar_refused(exc, request)):
                 raise
             return await super().request(request)
-        return await self._make_announced_call(request, response) if constrained else response
+        if constrained:
+            response = await self._make_announced_call(request, response)
+        return without_pasted_json(request, response)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
         """Stream deltas, then the ``ModelResponse``; a constrained call arrives whole at the end."""
@@ -369,7 +371,11 @@ class LocalChatModel(OpenAIChatModel):
             request = request.model_copy(update={"messages": shown})
         extra = dict(request.settings.extra)
         kwargs = dict(extra.get("chat_template_kwargs") or {})
-        if self._steps(request):
+        if request.settings.tool_choice == "none" and request.tools:
+            # No call is possible this turn (an escalated answer, the loop guard's last
+            # word): the cue says so, or the 1.5B model writes out the calling format.
+            kwargs.setdefault("agentsdk_answer_only", True)
+        elif self._steps(request):
             kwargs.setdefault("agentsdk_next_step", True)
         if not constrained:
             if kwargs:
@@ -514,6 +520,30 @@ def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
 
 _JSON_FIELD = re.compile(r'"\s*:\s*[\[{"\d-]')
 """A JSON key followed by its value: an answer with several is a pasted tool result."""
+
+
+_PASTED_KEY = re.compile(r'[,{\[]?\s*"[\w .-]+"\s*:\s*[\[{"\d-]')
+_MIN_PROSE = 20
+"""Characters of the answer's own words before pasted JSON for it to be kept as an answer."""
+
+
+def without_pasted_json(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """A text answer that goes on into a tool result's JSON (three or more ``"key": value``
+    pairs after the answer's own words) is cut where the JSON starts. The 0.5B model
+    wrote the summary line, then the rest of the result's JSON: 27 fields on
+    finance/aapl-cagr, and on goog-year-end-close so many numbers that the answer read as
+    a list of guesses. An answer that is JSON from its start is left for
+    :func:`not_an_answer`."""
+    if response.tool_calls or not any(m.role == "tool" for m in request.messages):
+        return response
+    text = response.text
+    found = _PASTED_KEY.search(text)
+    if found is None or len(_JSON_FIELD.findall(text, found.start())) < 3:
+        return response
+    kept = text[: found.start()].rstrip(" ,;:{[\n")
+    if len(kept) < _MIN_PROSE:
+        return response
+    return response.model_copy(update={"parts": [TextPart(text=kept)]})
 
 
 def not_an_answer(request: ModelRequest, response: ModelResponse) -> bool:

@@ -8,6 +8,7 @@ It became the default on the demo's and the suites' numbers (connectors/openai/R
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from agentsdk import Message, Model, ModelRequest, ModelResponse, Tiers, TurnInfo
@@ -16,6 +17,8 @@ from .engine import LocalEngine
 from .model import LocalChatModel, changed_the_world, not_an_answer
 
 __all__ = ["TIERED", "TIERED_NAMES", "connect_local", "local_escalation", "local_tier_policy"]
+
+logger = logging.getLogger("agentsdk_openai.local")
 
 TIERED = {"fast": "qwen2.5-coder-0.5b", "standard": "qwen2.5-coder-1.5b"}
 """The built-in models behind ``local:default`` and ``local:tiered``."""
@@ -92,6 +95,7 @@ def local_escalation(info: TurnInfo, response: ModelResponse) -> bool | ModelReq
     non-answer itself closed the run, so no run loses a step it would have taken."""
     if not not_an_answer(info.request, response):
         return False
+    logger.info("the fast tier did not answer (%.60r); asking the standard tier", response.text)
     if not info.request.tools:
         return True
     quiet = info.request.settings.model_copy(update={"tool_choice": "none"})
