@@ -206,6 +206,27 @@ async def test_a_call_announced_in_prose_is_made(qwen_engine: LocalEngine) -> No
     fixed = await model._make_announced_call(request, echoed)
     (call,) = fixed.tool_calls
     _assert_valid(call, TOOLS)
+    # After a read the same echo is asked for the answer, with no call possible (forced to
+    # call, the 1.5B model re-read with compare on finance/compare-aapl-ibm turn after turn).
+    look = ToolSpec(
+        name="look",
+        description="Describe a scene object.",
+        parameters={"type": "object", "properties": {"object": {"type": "string"}}},
+    )
+    looked = ToolCallPart(id="l1", name="look", arguments={"object": "cube"})
+    seen = ToolResultPart(call_id="l1", name="look", parts=[TextPart(text="the cube is red")])
+    read = ModelRequest(
+        messages=[
+            Message.user("What colour is the cube?"),
+            Message(role="assistant", parts=[looked]),
+            Message(role="tool", parts=[seen]),
+        ],
+        tools=[PAINT.model_copy(update={"side_effects": True}), look],
+        settings=ModelSettings(temperature=0, max_tokens=96),
+    )
+    told = await model._make_announced_call(read, echoed)
+    assert told.tool_calls == [] and "red" in told.text.lower(), told.parts
+    assert told.usage.requests == 2
     # A call written out after prose was not shaped by the grammar (here with a field the
     # schema forbids, as the 1.5B model wrote for `fundamentals`): it is sampled again, valid.
     lead = "To call the set_colour function, reply with:"

@@ -151,6 +151,7 @@ async def test_bad_targets_are_refused_and_change_nothing(toolkit: BlenderToolki
     unknown = await call(toolkit, "place_light", name="Key", location=[1, 1, 9], look_at="Crat")
     assert unknown.is_error
     assert "look_at: no object named 'Crat'; give one of: Camera, Crate, Tip" in unknown.text
+    assert "did you mean 'Crate'?" in unknown.text
     assert "or a point [x, y, z]" in unknown.text
     itself = await call(toolkit, "set_transform", name="Camera", look_at="Camera")
     assert itself.is_error and "'Camera' cannot look at itself" in itself.text
@@ -256,7 +257,7 @@ async def test_bad_delete_requests_delete_nothing(toolkit: BlenderToolkit) -> No
     assert (
         "keep: no object named 'Crat' (objects: Ball, Camera, Crate, Cutter, Focus," in unknown.text
     )
-    assert "nothing was deleted" in unknown.text
+    assert "did you mean 'Crate'?" in unknown.text and "nothing was deleted" in unknown.text
     empty = await call(toolkit, "delete", keep=[])
     assert empty.is_error and empty.kind == "invalid_arguments" and "- keep:" in empty.text
     assert await objects(toolkit) == before

@@ -255,6 +255,7 @@ async def test_resting_on_an_unknown_object_names_the_scene(toolkit: BlenderTool
     outcome = await call(toolkit, "create_primitive", kind="cube", name="Cup", rest_on="Tabel")
     assert outcome.is_error
     assert "no object named 'Tabel'" in outcome.text and "Chair, Table" in outcome.text
+    assert "did you mean 'Table'?" in outcome.text
     assert '"ground"' in outcome.text and "Cup" not in outcome.text.split("one of:")[1]
     assert set(await objects(toolkit)) == {"Table", "Chair"}  # the new cube was rolled back
     before = (await objects(toolkit))["Chair"]

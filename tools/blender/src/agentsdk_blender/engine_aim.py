@@ -15,7 +15,7 @@ import bpy
 from mathutils import Matrix, Vector
 
 from .engine_errors import CommandError
-from .engine_names import object_list
+from .engine_names import meant, object_list
 from .engine_place import world_geometry
 
 ORIGIN = "origin"
@@ -64,7 +64,7 @@ def target_point(obj: Any, target: Any) -> tuple[Vector, str]:
             return Vector((0.0, 0.0, 0.0)), f"{ORIGIN} (0, 0, 0)"
         raise CommandError(
             f"look_at: no object named {target!r}; give one of: {object_list(leave_out=obj)}, "
-            "or a point [x, y, z]"
+            f"or a point [x, y, z]{meant(target, leave_out=obj)}"
         )
     if found == obj:
         raise CommandError(f"{obj.name!r} cannot look at itself; give another object or a point")

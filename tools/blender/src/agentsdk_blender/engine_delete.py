@@ -16,7 +16,7 @@ from typing import Any
 import bpy
 
 from .engine_errors import CommandError
-from .engine_names import object_list
+from .engine_names import meant, object_list
 
 JSON = dict[str, Any]
 
@@ -27,8 +27,10 @@ def _missing(names: list[str], role: str) -> None:
     unknown = [n for n in dict.fromkeys(names) if bpy.data.objects.get(n) is None]
     if unknown:
         listed = ", ".join(repr(n) for n in unknown)
+        hints = "".join(meant(n) for n in unknown)
         raise CommandError(
-            f"{role}: no object named {listed} (objects: {object_list()}); nothing was deleted"
+            f"{role}: no object named {listed} (objects: {object_list()}){hints}; "
+            "nothing was deleted"
         )
 
 

@@ -38,11 +38,16 @@ def closest(name: str, names: list[str]) -> str | None:
     return lowered[found[0]] if found else None
 
 
+def meant(name: str, leave_out: Any = None) -> str:
+    """ "; did you mean 'Crate'?" for a name close to one object's (case, a letter or two),
+    else ""."""
+    found = closest(name, [o.name for o in bpy.data.objects if o != leave_out])
+    return f"; did you mean {found!r}?" if found else ""
+
+
 def no_object(name: str, role: str = "") -> str:
     """The error for a name no object has: the objects there are, and the likely one."""
-    meant = closest(name, [o.name for o in bpy.data.objects])
-    text = f"{role}no object named {name!r} (objects: {object_list()})"
-    return text + (f"; did you mean {meant!r}?" if meant else "")
+    return f"{role}no object named {name!r} (objects: {object_list()})" + meant(name)
 
 
 def object_list(*, leave_out: Any = None, limit: int = 20) -> str:

@@ -16,7 +16,7 @@ from mathutils import Vector
 from numpy.typing import NDArray
 
 from .engine_errors import CommandError
-from .engine_names import object_list
+from .engine_names import meant, object_list
 
 GROUND = "ground"
 """``rest_on`` value meaning the plane z = 0 (unless an object has exactly that name)."""
@@ -94,6 +94,7 @@ def _support(obj: Any, target: str) -> Any | None:
         raise CommandError(
             f'rest_on: no object named {target!r}; use "{GROUND}" (z=0) or one of: '
             + object_list(leave_out=obj)
+            + meant(target, leave_out=obj)
         )
     if support == obj:
         raise CommandError(f"{obj.name!r} cannot rest on itself")

@@ -232,6 +232,10 @@ class LocalChatModel(OpenAIChatModel):
         else:
             name = announced_tool(response.text, [tool.name for tool in request.tools])
             if name is None and echoes_call_format(response.text):
+                if not _may_need_a_step(request):
+                    # After a read the turn writes the answer: forced to call, the 1.5B model
+                    # re-read with compare on finance/compare-aapl-ibm turn after turn.
+                    return await self._answer_again(request, response)
                 name = "required"  # it wrote out how to call instead of calling: any tool
             restated = name is None and _echoes_request(request, response)
             if (
@@ -293,6 +297,7 @@ class LocalChatModel(OpenAIChatModel):
             or again.tool_calls
             or not again.text.strip()
             or echoes_cue(again.text)
+            or echoes_call_format(again.text)
             or _echoes_request(request, again)
         ):
             return response
@@ -548,12 +553,14 @@ def without_pasted_json(request: ModelRequest, response: ModelResponse) -> Model
 
 def not_an_answer(request: ModelRequest, response: ModelResponse) -> bool:
     """A reply without calls that tells the user nothing of its own: empty, one of the
-    template's cues, the request restated, or a tool result's JSON pasted in (the 0.5B
+    template's cues or its calling format, the request restated, or a tool result's JSON pasted in (the 0.5B
     model did each on the finance suite, after the connector had already asked again)."""
     if response.tool_calls:
         return False
     text = response.text.strip()
-    if not text or echoes_cue(text) or _echoes_request(request, response):
+    if not text or echoes_cue(text) or echoes_call_format(text):
+        return True
+    if _echoes_request(request, response):
         return True
     return len(_JSON_FIELD.findall(text)) >= 3
 
