@@ -232,7 +232,7 @@ class LocalChatModel(OpenAIChatModel):
         else:
             name = announced_tool(response.text, [tool.name for tool in request.tools])
             if name is None and echoes_call_format(response.text):
-                if not _may_need_a_step(request):
+                if _after_a_read(request):
                     # After a read the turn writes the answer: forced to call, the 1.5B model
                     # re-read with compare on finance/compare-aapl-ibm turn after turn.
                     return await self._answer_again(request, response)
@@ -591,6 +591,13 @@ def _repeats_the_newest_call(request: ModelRequest, call: ToolCallPart) -> bool:
         made.id in succeeded and made.name == call.name and made.arguments == call.arguments
         for made in request.messages[-2].tool_calls
     )
+
+
+def _after_a_read(request: ModelRequest) -> bool:
+    """The newest message holds results, none of them from a world-changing tool (a tool
+    that declares no side effects reads, here: finance's tools declare none)."""
+    last = request.messages[-1] if request.messages else None
+    return bool(last and last.tool_results) and not changed_the_world(request)
 
 
 def _just_succeeded(request: ModelRequest) -> set[str]:
