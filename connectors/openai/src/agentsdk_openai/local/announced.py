@@ -20,7 +20,6 @@ __all__ = ["announced_tool", "announces_a_step", "echoes_call_format", "echoes_c
 _CUES = (
     "if my request still needs another step",
     "use the function result above to answer",
-    "answer my request now in plain text, from the function results",
     "never repeat a function call you already made",
     "the result has a hint: something is still wrong",
     "that call failed. do what the error says",

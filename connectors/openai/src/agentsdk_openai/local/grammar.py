@@ -99,9 +99,16 @@ def call_schema(tools: Sequence[ToolSpec]) -> dict[str, Any]:
 
 
 def tool_call_grammar(tools: Sequence[ToolSpec], tool_choice: str | None) -> str | None:
-    """The llguidance grammar for this turn, or None when no call is possible."""
-    if not tools or tool_choice == "none":
+    """The llguidance grammar for this turn: a call, free text that does not open like one,
+    or (``tool_choice="none"``) that text alone; None when no tools are offered.
+
+    A turn that may not call is held to text because the 1.5B model, asked for its final
+    answer, wrote a call as text instead (finance/damaged-file, the loop guard's last word).
+    """
+    if not tools:
         return None
+    if tool_choice == "none":
+        return f"%llguidance {{}}\nstart: TEXT\nTEXT: {_TEXT}\n"
     offered = list(tools)
     if tool_choice and tool_choice not in ("auto", "required"):
         offered = [t for t in tools if t.name == tool_choice] or offered

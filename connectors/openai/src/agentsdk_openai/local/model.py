@@ -323,7 +323,6 @@ class LocalChatModel(OpenAIChatModel):
             self.constrained
             and self.profile.supports_tools
             and bool(request.tools)
-            and request.settings.tool_choice != "none"
             and self._tools_json(request.tools) not in self._unconstrainable
         )
 
@@ -337,7 +336,10 @@ class LocalChatModel(OpenAIChatModel):
             # The server saw no tools, so the call (if any) is still text: read it, and only
             # text the grammar shaped counts as a call.
             text = "".join(p.text for p in completion.parts if isinstance(p, TextPart))
-            parts = parse_constrained(text, {tool.name for tool in request.tools})
+            if request.settings.tool_choice == "none":  # no call is possible: text it is
+                parts: list[TextPart | ToolCallPart] = [TextPart(text=text)] if text else []
+            else:
+                parts = parse_constrained(text, {tool.name for tool in request.tools})
             finish = completion.finish_reason
             if any(isinstance(p, ToolCallPart) for p in parts) and finish in (None, "stop", "eos"):
                 finish = "tool_calls"
