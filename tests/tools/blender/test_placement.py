@@ -324,3 +324,19 @@ async def test_the_short_schemas_still_validate(toolkit: BlenderToolkit) -> None
         outcome = await call(toolkit, tool_name, **arguments)
         assert outcome.is_error and field in outcome.text, (field, outcome.text)
     assert await objects(toolkit) == {}
+
+
+async def test_a_support_written_with_its_description_is_that_object(
+    toolkit: BlenderToolkit,
+) -> None:
+    # rest_on as a result reports it, copied back by the 1.5B model on blender/stack
+    await toolkit.reset()
+    await ok(toolkit, "create_primitive", kind="cube", name="Base", size=1.0, rest_on="ground")
+    await ok(toolkit, "create_primitive", kind="cube", name="Top", size=0.5, location=[3, 0, 0])
+    described = "Base (top z=1): lowest z=1, at the given x, y"
+    placed = await ok(toolkit, "set_transform", name="Top", rest_on=described)
+    assert placed["location"] == pytest.approx([0.0, 0.0, 1.25])
+    assert "Base" in str(placed.get("rests_on"))
+    # a name that only starts like an object's is still unknown
+    wrong = await call(toolkit, "set_transform", name="Top", rest_on="Basement")
+    assert wrong.is_error and "no object named 'Basement'" in wrong.text

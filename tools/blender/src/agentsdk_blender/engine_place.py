@@ -85,9 +85,22 @@ def _points(obj: Any, role: str) -> NDArray[Any]:
     return points
 
 
+def _named_at_start(target: str) -> Any | None:
+    """The object a ``rest_on`` names when it is written with its description after the
+    name, as a result reports it ("Base (top z=1): lowest z=1": the 1.5B model copied
+    that back on blender/stack): the longest object name followed by " (" or ":"."""
+    text = target.strip()
+    found = [
+        o
+        for o in bpy.data.objects
+        if text.startswith(o.name) and text[len(o.name) : len(o.name) + 2] in (" (", ": ", ":")
+    ]
+    return max(found, key=lambda o: len(o.name)) if found else None
+
+
 def _support(obj: Any, target: str) -> Any | None:
     """The object to rest on, or None for the ground."""
-    support = bpy.data.objects.get(target)
+    support = bpy.data.objects.get(target) or _named_at_start(target)
     if support is None:
         if target.strip().lower() == GROUND:
             return None
