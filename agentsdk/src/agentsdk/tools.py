@@ -24,17 +24,20 @@ from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
 from ._docstrings import parse_docstring
+from ._jsonschema import SchemaProblem, compile_schema
 from .artifacts import ArtifactStore
 from .messages import Image, ImagePart, Message, TextPart, _text_part
 
 __all__ = [
     "ApprovalRule",
+    "SchemaProblem",
     "Tool",
     "ToolContext",
     "ToolError",
     "ToolOutcome",
     "ToolSpec",
     "Toolkit",
+    "compile_schema",
     "to_parts",
     "tool",
 ]

@@ -15,9 +15,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
-from agentsdk._jsonschema import SchemaProblem, compile_schema
 from agentsdk.http import CannotSend, TransportFailure
-from agentsdk.tools import ToolSpec
+from agentsdk.tools import SchemaProblem, ToolSpec, compile_schema
 
 from agentsdk import ModelError, ModelRequest, ModelResponse, StreamDelta, TextPart, ToolCallPart
 
