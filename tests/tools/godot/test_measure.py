@@ -11,9 +11,15 @@ import pytest
 from agentsdk_godot import Constructor, GodotEngine, GodotToolkit
 from agentsdk_godot.engine import HarnessJob
 
-from agentsdk import ToolError
+from agentsdk import ToolError, ToolOutcome
 
 pytestmark = pytest.mark.anyio
+
+
+async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
+    """Call one of the toolkit's tools as a model would."""
+    [found] = [t for t in toolkit.tools() if t.name == tool_name]
+    return await found.call(dict(args))
 
 
 def vec(*v: float) -> Constructor:
@@ -106,27 +112,26 @@ async def test_in_frame_against_our_own_projection(toolkit: GodotToolkit) -> Non
 
 
 async def test_the_tools_say_what_to_fix(toolkit: GodotToolkit) -> None:
-    async def call(name: str, **args: object):  # type: ignore[no-untyped-def]
-        [found] = [t for t in toolkit.tools() if t.name == name]
-        return await found.call(dict(args))
-
-    text = (await call("measure", nodes=["Crate", "Turned"])).text
+    text = (await call(toolkit, "measure", nodes=["Crate", "Turned"])).text
     assert (
         "Crate: size (1, 1, 1), centre (0, 0.6, 0)" in text
         and "Turned: size (1.41, 1, 1.41)" in text
     )
-    ball = await call("assert_rests_on", node="Ball", support="Floor")
+    ball = await call(toolkit, "assert_rests_on", node="Ball", support="Floor")
     verdict = json.loads(ball.text)
     assert (
         not ball.is_error
         and verdict["passed"] is False
         and "lower it by 0.100" in verdict["message"]
     )
-    missing = await call("assert_in_frame", node="Crane")
+    missing = await call(toolkit, "assert_in_frame", node="Crane")
     assert missing.is_error and "no node 'Crane'" in missing.text and "Crate" in missing.text
-    nothing = await call("assert_overlap", a="Cam", b="Crate")
+    nothing = await call(toolkit, "assert_overlap", a="Cam", b="Crate")
     assert nothing.is_error and "Cam (Camera) draws nothing" in nothing.text
-    assert json.loads((await call("assert_in_frame", node="Main/Crate")).text)["passed"] is True
+    assert (
+        json.loads((await call(toolkit, "assert_in_frame", node="Main/Crate")).text)["passed"]
+        is True
+    )
 
 
 async def test_a_scene_the_engine_cannot_load_is_a_tool_error_not_a_crash(
@@ -149,13 +154,10 @@ async def test_a_scene_the_engine_cannot_load_is_a_tool_error_not_a_crash(
 async def test_rest_on_puts_a_new_node_on_its_support_as_the_engine_measures_it(
     toolkit: GodotToolkit,
 ) -> None:
-    async def call(tool_name: str, **args: object):  # type: ignore[no-untyped-def]
-        [found] = [t for t in toolkit.tools() if t.name == tool_name]
-        return await found.call(dict(args))
-
     scene = "res://main.tscn"
     # a 0.8-tall sphere on the 1 x 1 x 1 Crate (top at y = 1.1), centred on it though asked elsewhere
     ball = await call(
+        toolkit,
         "add_node",
         scene=scene,
         name="Top",
@@ -170,6 +172,7 @@ async def test_rest_on_puts_a_new_node_on_its_support_as_the_engine_measures_it(
     assert m.bounded("Top").centre == pytest.approx((0.0, 1.5, 0.0), abs=1e-3)
     # with a translation the model chose, only the height changes; "ground" is y = 0
     kept = await call(
+        toolkit,
         "add_node",
         scene=scene,
         name="Post",
@@ -180,6 +183,7 @@ async def test_rest_on_puts_a_new_node_on_its_support_as_the_engine_measures_it(
     assert "rests on the ground (y=0)" in kept.text and "Vector3( 5, 1, -2 )" in kept.text
     # under a moved (not rotated) parent the local translation absorbs the parent's offset
     nested = await call(
+        toolkit,
         "add_node",
         scene=scene,
         name="Lid",
@@ -195,7 +199,7 @@ async def test_rest_on_puts_a_new_node_on_its_support_as_the_engine_measures_it(
     # a child of its support stands on the support's own top (a node's bounds include its
     # children's, so the floor is measured without the cap); rest_on written among properties
     cap = await call(
-        "add_node", scene=scene, name="Cap", type="MeshInstance", parent="Floor",
+        toolkit, "add_node", scene=scene, name="Cap", type="MeshInstance", parent="Floor",
         properties={"mesh": "CubeMesh()", "mesh/size": "Vector3( 1, 1, 1 )", "rest_on": "Floor",
                     "translation": "Vector3( 2, -3, 2 )"},
     )  # fmt: skip
@@ -207,7 +211,7 @@ async def test_rest_on_puts_a_new_node_on_its_support_as_the_engine_measures_it(
     assert m.node("Cap").path == "Floor/Cap" and m.rests_on("Cap", "Floor").passed  # by name
     # set_property's rest_on: a new size, and the node stands on its support again
     grown = await call(
-        "set_property", scene=scene, node="Floor/Cap", property="mesh/size",
+        toolkit, "set_property", scene=scene, node="Floor/Cap", property="mesh/size",
         value="Vector3( 2, 3, 2 )", rest_on="Floor",
     )  # fmt: skip
     assert "size 2 x 3 x 2: translation = Vector3( 0, 1.6, 0 )" in grown.text, grown.text
@@ -216,13 +220,10 @@ async def test_rest_on_puts_a_new_node_on_its_support_as_the_engine_measures_it(
 
 
 async def test_a_rest_on_that_cannot_be_done_changes_nothing(toolkit: GodotToolkit) -> None:
-    async def call(tool_name: str, **args: object):  # type: ignore[no-untyped-def]
-        [found] = [t for t in toolkit.tools() if t.name == tool_name]
-        return await found.call(dict(args))
-
     scene = "res://main.tscn"
     before = toolkit.project.file(scene).read_bytes()
     unknown = await call(
+        toolkit,
         "add_node",
         scene=scene,
         name="Box",
@@ -233,6 +234,7 @@ async def test_a_rest_on_that_cannot_be_done_changes_nothing(toolkit: GodotToolk
     assert unknown.is_error and "no node 'Table'" in unknown.text and "Floor" in unknown.text
     # the support exists but draws nothing; the node is only added if the rest can be done
     nothing = await call(
+        toolkit,
         "add_node",
         scene=scene,
         name="Box",
@@ -241,7 +243,9 @@ async def test_a_rest_on_that_cannot_be_done_changes_nothing(toolkit: GodotToolk
         rest_on="Cam",
     )
     assert nothing.is_error and "Cam (Camera) draws nothing" in nothing.text
-    meshless = await call("add_node", scene=scene, name="Empty", type="Spatial", rest_on="Floor")
+    meshless = await call(
+        toolkit, "add_node", scene=scene, name="Empty", type="Spatial", rest_on="Floor"
+    )
     assert meshless.is_error and "Empty (Spatial) draws nothing" in meshless.text
     assert toolkit.project.file(scene).read_bytes() == before
 
