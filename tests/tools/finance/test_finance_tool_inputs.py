@@ -48,6 +48,8 @@ async def test_bad_bars_reach_the_model_as_a_named_error_never_a_number(quotes: 
         out = await tools[name].call({key: "MSFT"})
         assert out.is_error and out.text.startswith("bad_data:"), out.text
         assert "line 102" in out.text and "inf" not in out.text and "%" not in out.text
+        # the rows come last: a small model quotes a result's last sentence as its answer
+        assert out.text.rstrip(".").endswith("close 0") and "no figure" in out.text
     dropped = _tools(CsvProvider(quotes, bad_bars="drop"))
     data = json.loads((await dropped["performance"].call({"symbol": "MSFT"})).text)
     assert "dropped 1 bad bar(s): line 102" in data["provenance"]["note"]

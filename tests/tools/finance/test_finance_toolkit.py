@@ -88,6 +88,7 @@ async def test_indicators_compare_and_fundamentals(finance: dict) -> None:
     assert [r["symbol"] for r in cmp["rows"]] == ["AAPL", "IBM", "MSFT"]
     assert cmp["best"] == "AAPL" and cmp["worst"] == "MSFT"
     assert all(r["provenance"]["period"] == "2000-03-01..2013-03-01" for r in cmp["rows"])
+    assert cmp["summary"].endswith("best: AAPL, worst: MSFT")
     fund = json.loads((await finance["fundamentals"].call({"symbol": "AAPL"})).text)
     period = fund["periods"][0]
     assert period["figures"]["revenue"] == 84_310e6

@@ -223,6 +223,7 @@ def clean_bars(
             f"{where} has {what} of {len(frame)}: {listing(problems)}; {fix}",
             symbol=symbol,
             provider=provider,
+            rows=listing(problems) if usable else "",
         )
     keep = np.ones(len(frame), dtype=bool)
     keep[bad_rows] = False
@@ -270,6 +271,7 @@ def _resolve_duplicates(
                 "with duplicates='first' or 'last'",
                 symbol=symbol,
                 provider=provider,
+                rows=f"{shown}{more}",
             )
         notes.append(
             f"kept the {rule} of conflicting rows on {len(conflicts)} date(s): {shown}{more}"

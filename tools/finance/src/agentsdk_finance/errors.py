@@ -23,15 +23,24 @@ class MarketDataError(Exception):
         reason: a human-readable explanation, safe to show to a model.
         symbol: the ticker involved, when there is one.
         provider: the provider's name.
+        rows: for ``bad_data`` about particular rows, those rows as the reason lists them
+            (``line 52 (2008-03-14): close 0; ...``); empty otherwise.
     """
 
     def __init__(
-        self, kind: FailureKind, reason: str, *, symbol: str | None = None, provider: str = ""
+        self,
+        kind: FailureKind,
+        reason: str,
+        *,
+        symbol: str | None = None,
+        provider: str = "",
+        rows: str = "",
     ) -> None:
         self.kind: FailureKind = kind
         self.reason = reason
         self.symbol = symbol
         self.provider = provider
+        self.rows = rows
         where = f"{provider} " if provider else ""
         about = f" for {symbol}" if symbol else ""
         super().__init__(f"{where}{kind}{about}: {reason}")

@@ -212,7 +212,10 @@ def compare_rows(performances: list[Performance], note: str = "") -> Comparison:
         f"{r.symbol} {r.total_return:.1%} (source: {r.provenance.source})" for r in ranked
     )
     return Comparison(
-        summary=f"Total return {start}..{end}, best first: {ranking}",
+        summary=(
+            f"Total return {start}..{end}, best first: {ranking}. "
+            f"best: {ranked[0].symbol}, worst: {ranked[-1].symbol}"
+        ),
         start=start,
         end=end,
         common_dates=performances[0].bars,

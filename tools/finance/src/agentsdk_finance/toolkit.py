@@ -47,6 +47,18 @@ def _day(value: str, what: str, *, is_end: bool) -> date | None:
     return parse_day(value or "", what, is_end=is_end)
 
 
+def _bad_rows_error(err: MarketDataError) -> str:
+    """The ``bad_data`` error a model sees: what is faulty, that no figure can be given, and
+    the bad rows *last*. A small model quotes a result's last sentence as its answer: with
+    the instruction last, the 1.5B model answered finance/damaged-file with the instruction
+    ("tell the user which rows, do not guess numbers") instead of the rows."""
+    where = err.reason.split(" has ", 1)[0] if " has " in err.reason else "the data"
+    return (
+        f"bad_data: {where} holds faulty rows, so no figure can be given and no other call "
+        f"will give one. Tell the user which rows are bad: {err.rows}."
+    )
+
+
 def _symbols(text: str) -> list[str]:
     names = [s.strip().upper() for s in re.split(r"[,\s;]+", text or "") if s.strip()]
     if not names:
@@ -118,6 +130,8 @@ class FinanceToolkit(Toolkit):
         if err.kind == "invalid_symbol" and "available" not in err.reason:
             names = self.provider.symbols()
             known = f" Available: {listing(names)}." if names else ""
+        if err.kind == "bad_data" and err.rows:
+            return ToolError(_bad_rows_error(err))
         return ToolError(f"{err.kind}: {err.reason}. {_HINTS[err.kind]}{known}")
 
     def _figures(

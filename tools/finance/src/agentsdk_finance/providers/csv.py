@@ -189,6 +189,7 @@ class CsvProvider:
                 f"{path} has {int(blank.sum())} row(s) without a {key} (lines {lines}); "
                 "fill them in or load the file with bad_bars='drop'",
                 provider=self.name,
+                rows=f"lines {lines} have no {key}",
             )
         return {
             str(sym): self._clean(part.drop(columns=[key]), str(sym), path)
