@@ -279,15 +279,27 @@ async def test_lights_cameras_and_self_are_refused(toolkit: BlenderToolkit) -> N
     assert outcome.is_error and "cannot rest on 'Cam': it is a camera without geometry" in (
         outcome.text
     )
-    outcome = await call(toolkit, "set_transform", name="Table", rest_on="Table")
-    assert outcome.is_error and "'Table' cannot rest on itself" in outcome.text
     assert (await objects(toolkit))["Lamp"]["location"] == [0, 0, 5]
+    # Nothing stands on itself; small models fill rest_on with the object's own name. One
+    # already placed stays where it is; a new one goes on the ground.
+    await ok(toolkit, "set_transform", name="Table", location=[1, 2, 3])
+    stays = await ok(toolkit, "set_transform", name="Table", rest_on="Table")
+    assert stays["location"] == [1, 2, 3] and "rests_on" not in stays, stays
+    new = await ok(toolkit, "create_primitive", kind="cube", name="Post", size=0.5,
+                   location=[4, 0, 3], rest_on="Post")  # fmt: skip
+    assert new["lowest_z"] == 0 and new["rests_on"].startswith("ground"), new
 
 
 async def test_ground_spellings_and_empty_arguments(toolkit: BlenderToolkit) -> None:
     await toolkit.reset()
     placed = await ok(toolkit, "create_primitive", kind="cube", name="A", rest_on="Ground")
     assert placed["lowest_z"] == 0 and placed["rests_on"].startswith("ground")
+    # the ways a model writes the ground, in a scene with no object of that name
+    for index, said in enumerate(["the floor", "z = 0", "Floor", "ground level"]):
+        at = await ok(toolkit, "create_primitive", kind="uv_sphere", name=f"S{index}",
+                      location=[index * 3, 5, 4], rest_on=said)  # fmt: skip
+        assert at["lowest_z"] == pytest.approx(0, abs=1e-6), (said, at)
+        assert at["rests_on"].startswith("ground"), (said, at)
     # "" is what small models send for "not given": no colour, no rest, no error.
     plain = await ok(toolkit, "create_primitive", kind="cube", name="B", color="", rest_on="")
     assert plain["materials"] == [] and "rests_on" not in plain and plain["lowest_z"] == -1

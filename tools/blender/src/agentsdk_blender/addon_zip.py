@@ -18,6 +18,7 @@ _SOURCES = (
     "engine_passes.py",
     "engine_place.py",
     "engine_render.py",
+    "engine_sight.py",
     "engine_settings.py",
     "engine_state.py",
     "engine_vision.py",

@@ -24,6 +24,7 @@ from . import (
     engine_passes,
     engine_place,
     engine_render,
+    engine_sight,
 )
 from .engine_errors import CommandError, ScriptFailed
 from .engine_names import give_name, no_object, refuse_other_type, refuse_taken
@@ -167,18 +168,22 @@ def create_primitive(args: JSON) -> JSON:
     _apply_transform(obj, args)
     if args.get("base_color") is not None:
         _give_material(obj, {"base_color": args["base_color"]})
-    return _placed(obj, args)
+    return _placed(obj, args, new=True)
 
 
-def _placed(obj: Any, args: JSON) -> JSON:
+def _placed(obj: Any, args: JSON, *, new: bool = False) -> JSON:
     """The object after an optional ``rest_on``, described, with what the rest measured."""
     detail = None
     if args.get("rest_on"):
-        detail = engine_place.rest(obj, args["rest_on"], keep_xy=args.get("location") is not None)
+        keep = args.get("location") is not None
+        detail = engine_place.rest(obj, args["rest_on"], keep_xy=keep, new=new)
     bpy.context.view_layer.update()
     described = _describe(obj, bpy.context.evaluated_depsgraph_get())
     if detail is not None:
         described["rests_on"] = detail
+    seen = engine_sight.sight_note(obj)
+    if seen is not None:
+        described["camera_view"] = seen
     return described
 
 

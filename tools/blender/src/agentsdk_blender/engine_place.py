@@ -8,6 +8,7 @@ and measures again, so the result the model reads is what the scene holds.
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
 import bpy
@@ -98,11 +99,18 @@ def _named_at_start(target: str) -> Any | None:
     return max(found, key=lambda o: len(o.name)) if found else None
 
 
+_GROUND_WORDS = re.compile(
+    r"(the\s+)?(ground|floor|ground\s+plane|ground\s+level|z\s*=\s*0(\.0+)?|0)", re.I
+)
+"""rest_on text that means the ground when no object has that name: "the floor" in a
+scene without one, "z = 0" (the ways small models write it)."""
+
+
 def _support(obj: Any, target: str) -> Any | None:
     """The object to rest on, or None for the ground."""
     support = bpy.data.objects.get(target) or _named_at_start(target)
     if support is None:
-        if target.strip().lower() == GROUND:
+        if _GROUND_WORDS.fullmatch(target.strip()):
             return None
         raise CommandError(
             f'rest_on: no object named {target!r}; use "{GROUND}" (z=0) or one of: '
@@ -132,10 +140,18 @@ def _move(obj: Any, delta: Vector) -> None:
     obj.location += outer.to_3x3().inverted_safe() @ delta
 
 
-def rest(obj: Any, target: str, *, keep_xy: bool) -> str:
+def rest(obj: Any, target: str, *, keep_xy: bool, new: bool = False) -> str | None:
     """Move ``obj`` up or down so its lowest point touches the ground (z = 0) or the top of
     ``target``'s world bounding box; over an object it is also centred on it in X/Y unless
-    ``keep_xy``. Returns what was measured afterwards, for the model to read."""
+    ``keep_xy``. Returns what was measured afterwards, for the model to read.
+
+    Nothing stands on itself, and small models fill ``rest_on`` with the object's own name
+    (blender/row-of-posts looped on that error): a ``new`` object named as its own support
+    goes on the ground; one already placed stays where it is (None: nothing was done)."""
+    if target.strip() == obj.name:
+        if not new:
+            return None
+        target = GROUND
     support = _support(obj, target)
     bpy.context.view_layer.update()
     points = _points(obj, "rest")

@@ -20,6 +20,7 @@ from mathutils import Vector
 from .engine_errors import CommandError
 from .engine_names import closest
 from .engine_settings import settings_kept
+from .engine_sight import hidden_from
 from .engine_vision import id_pass, renderable_objects
 
 JSON = dict[str, Any]
@@ -142,14 +143,64 @@ def fit_view(args: JSON) -> JSON:
     else:
         direction = Vector(VIEW_DIRECTIONS["perspective"])
     size = tuple(int(v) for v in args.get("resolution", (320, 240)))
-    _fit(camera, points, direction, (size[0], size[1]), float(args.get("margin", 1.1)))
-    bpy.context.view_layer.update()
+    margin = float(args.get("margin", 1.1))
+    framed = names or sorted(geometry)
+    asked = direction.copy()
+    hidden = _fit_seen(camera, points, direction, (size[0], size[1]), margin, framed, geometry)
+    note = None
+    if hidden:
+        best, last = (len(hidden), asked, hidden), asked
+        for other in sorted(
+            (Vector(v) for v in VIEW_DIRECTIONS.values()),
+            key=lambda v: -v.normalized().dot(asked.normalized()),
+        ):
+            if other.normalized().dot(asked.normalized()) > 0.999:
+                continue
+            left = _fit_seen(camera, points, other, (size[0], size[1]), margin, framed, geometry)
+            last = other
+            if len(left) < best[0]:
+                best = (len(left), other, left)
+            if not left:
+                break
+        first = ", ".join(f"{n} behind {b}" for n, b in sorted(hidden.items()))
+        if best[1] is not asked:
+            note = (
+                f"from {_vec(asked)} {first} would be hidden, so the camera looks from "
+                f"{_vec(best[1])} instead"
+            )
+        if last is not best[1]:  # back to the best side tried
+            _fit_seen(camera, points, best[1], (size[0], size[1]), margin, framed, geometry)
+        hidden = best[2]
     return {
         "camera": camera.name,
         "location": [round(v, 6) for v in camera.location],
         "rotation_degrees": [round(math.degrees(a), 6) for a in camera.rotation_euler],
-        "framed": names or sorted(geometry),
+        "framed": framed,
+        **({"note": note} if note else {}),
+        **({"hidden": hidden} if hidden else {}),
     }
+
+
+def _vec(v: Vector) -> str:
+    return "[" + ", ".join(f"{c:g}" for c in (round(x, 3) for x in v)) + "]"
+
+
+def _fit_seen(
+    camera: Any,
+    points: Any,
+    direction: Vector,
+    size: tuple[int, int],
+    margin: float,
+    names: list[str],
+    geometry: dict[str, Any],
+) -> dict[str, str]:
+    """Fit along ``direction``; the framed objects the camera then cannot see any of (each
+    with what hides it). Only checked when several objects are framed or others exist."""
+    _fit(camera, points, direction, size, margin)
+    bpy.context.view_layer.update()
+    if len(geometry) < 2:
+        return {}
+    return hidden_from(camera, names, geometry)
 
 
 def _configure(scene: Any, engine: str, width: int, height: int, samples: int) -> None:

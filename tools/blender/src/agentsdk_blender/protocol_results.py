@@ -62,6 +62,11 @@ class ObjectInfo(BaseModel):
     aimed_at: str | None = Field(
         None, description='after look_at: the point it faces, e.g. "Crate (0, 0, 0.5)"'
     )
+    camera_view: str | None = Field(
+        None,
+        description="when the scene camera sees none of it: hidden behind which object, or "
+        "outside its frame",
+    )
 
 
 class SceneInfo(BaseModel):
@@ -156,6 +161,12 @@ class FitViewResult(BaseModel):
     location: Vector3
     rotation_degrees: Vector3
     framed: list[str]
+    note: str | None = Field(
+        None, description="when the camera looks from another side than asked, and why"
+    )
+    hidden: dict[str, str] | None = Field(
+        None, description="objects still hidden behind another from every side tried"
+    )
 
 
 class RenderResult(BaseModel):

@@ -20,7 +20,6 @@ from .toolkit_base import (
     OptTarget,
     OptText,
     OptVec3,
-    Target,
     Vec3,
     build_args,
 )
@@ -155,8 +154,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     async def set_material(
         self,
         name: str,
-        base_color: OptColour4 = None,
         color: OptText = None,
+        base_color: OptColour4 = None,
         metallic: Unit = 0.0,
         roughness: Unit = 0.5,
         emission_color: Colour3 = (0.0, 0.0, 0.0),
@@ -167,8 +166,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
 
         Args:
             name: The mesh object.
-            base_color: Base colour RGBA, each 0..1 (linear); default light grey.
-            color: Instead of base_color: a name (red) or hex (#ff8800).
+            color: The base colour by name (red, gold, light grey) or hex (#ff8800).
+            base_color: Instead of color: RGBA, each 0..1 (linear); default light grey.
             metallic: 0 dielectric .. 1 metal.
             roughness: 0 mirror .. 1 matte.
             emission_color: Emitted light colour RGB, each 0..1 (linear).
@@ -253,7 +252,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     async def place_camera(
         self,
         location: Vec3,
-        look_at: Target = _ORIGIN,
+        look_at: OptTarget = None,
         lens_mm: Annotated[float, Field(gt=1, le=5000, allow_inf_nan=False)] = 50.0,
         name: str = "Camera",
         make_active: bool = True,
@@ -262,7 +261,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
 
         Args:
             location: Camera position in metres.
-            look_at: A point [x, y, z] or an object's name (aims at its centre).
+            look_at: An object's name (aims at its centre) or a point [x, y, z]; default
+                the origin.
             lens_mm: Focal length (50 normal, 24 wide, 85 tele).
             name: Camera object name.
             make_active: Make it the scene camera used by render(views=["camera"]).
@@ -277,7 +277,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     async def place_light(
         self,
         location: Vec3,
-        look_at: Target = _ORIGIN,
+        look_at: OptTarget = None,
         kind: Literal["point", "sun", "spot", "area"] = "sun",
         energy: OptNumber = None,
         color: Colour3 = (1.0, 1.0, 1.0),
@@ -287,7 +287,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
 
         Args:
             location: Light position in metres.
-            look_at: A point [x, y, z] or an object's name (aims at its centre).
+            look_at: An object's name (aims at its centre) or a point [x, y, z]; default
+                the origin.
             kind: Light type.
             energy: Strength (sun: W/m², default 3; others: W, default 1000).
             color: Light colour RGB, each 0..1 (linear).
