@@ -303,10 +303,6 @@ async def test_bad_placement_and_aim_change_nothing(toolkit: ThreeJSToolkit) -> 
         name="box",
         rest_on="tabel",
     )
-    await refused("update_object", '"cube" cannot rest on itself', name="cube", rest_on="cube")
-    await refused(
-        "add_object", '"lid" cannot rest on itself', name="lid", rest_on="lid", position=[0, 5, 0]
-    )
     await refused(
         "update_object",
         '"sun" is a light without geometry, so it cannot rest on anything',
@@ -356,3 +352,34 @@ async def test_bad_placement_and_aim_change_nothing(toolkit: ThreeJSToolkit) -> 
     assert "rests" not in text and "cube (box #ff0000) at (3, 2, 0)" in text
     text = await ok(toolkit, "set_camera", position=[4, 3, 6], look_at="")
     assert "looking at (0, 0, 0)" in text
+
+
+async def test_rest_on_as_small_models_write_it(toolkit: ThreeJSToolkit) -> None:
+    # What the 1.5B model sent: its own name (a new "floor" on "floor"), "y = 0", and "floor"
+    # before any floor existed. Each means the ground; an object already placed that is told
+    # to rest on itself stays where it is.
+    await fresh(toolkit)
+    text = await ok(
+        toolkit, "add_object", name="floor", shape="plane", size=[10, 10], rest_on="floor"
+    )
+    assert "rests on the ground" in text, text
+    for said in ("y = 0", "the ground", "GROUND", "y=0"):
+        name = f"ball{len(said)}"
+        text = await ok(toolkit, "add_object", name=name, shape="sphere", size=1,
+                        position=[len(said), 4, 0], rest_on=said)  # fmt: skip
+        bottom = await page_value(
+            toolkit, f"new THREE.Box3().setFromObject(scene.getObjectByName('{name}')).min.y"
+        )
+        assert "rests on" in text and abs(bottom) < 1e-6, (said, text, bottom)
+    await ok(toolkit, "add_object", name="cube", size=0.5, position=[-3, 2, 0])
+    text = await ok(toolkit, "update_object", name="cube", rest_on="cube")
+    centre = await page_value(toolkit, "scene.getObjectByName('cube').position.toArray()")
+    assert centre == [-3, 2, 0] and "rests on" not in text, (centre, text)
+    # an object that is named like the ground words is still that object
+    await fresh(toolkit)
+    await ok(toolkit, "add_object", name="floor", size=[10, 0.2, 10], position=[0, 1, 0])
+    await ok(toolkit, "add_object", name="crate", size=1, rest_on="floor")
+    low = await page_value(
+        toolkit, "new THREE.Box3().setFromObject(scene.getObjectByName('crate')).min.y"
+    )
+    assert abs(low - 1.1) < 1e-6, low

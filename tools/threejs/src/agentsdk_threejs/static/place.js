@@ -26,7 +26,10 @@ function within(object, ancestor) {
   return false;
 }
 
-// The support rest_on names (null: the ground, y = 0), checked before anything changes.
+const GROUND_WORDS = /^(the\s+)?(ground|floor|ground\s+plane|ground\s+level|y\s*=\s*0(\.0+)?|0)$/i;
+
+// The support rest_on names (null: the ground, y = 0; undefined: no rest), checked before
+// anything changes.
 // `object` is the one to move (null while it is being added under `name`).
 export function findSupport(scene, object, name, restOn) {
   const text = String(restOn).trim();
@@ -34,9 +37,12 @@ export function findSupport(scene, object, name, restOn) {
     throw new OpError(`"${name}" is ${kindOf(object)} without geometry, so it cannot rest on anything; give it a position instead`);
   }
   const support = scene.getObjectByName(text);
-  // "ground" is y = 0 in any case, unless an object has exactly that name.
-  if (!support && text.toLowerCase() === 'ground') return null;
-  if (text === name || (support && object && support === object)) throw new OpError(`"${name}" cannot rest on itself; use "ground" or another object`);
+  // "ground" is y = 0 in any case, unless an object has exactly that name; so are the other
+  // ways a model writes it ("the floor" in an empty scene, "y = 0": threejs/two-apart).
+  if (!support && GROUND_WORDS.test(text)) return null;
+  // Nothing stands on itself. Small models fill rest_on with the object's own name (a new
+  // "floor" on "floor"): a new object then goes on the ground, one already placed stays put.
+  if (text === name || (support && object && support === object)) return object ? undefined : null;
   if (!support) throw new OpError(`rest_on: no object named "${text}"; use "ground" (y=0) or one of: ${listNames(scene)}`);
   if (object && within(support, object)) throw new OpError(`"${name}" cannot rest on "${text}", which is part of it`);
   if (!hasGeometry(support)) throw new OpError(`cannot rest on "${text}": it is ${kindOf(support)} without geometry; rest on "ground" or an object with geometry`);
