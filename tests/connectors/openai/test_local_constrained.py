@@ -410,3 +410,26 @@ async def test_a_turn_that_may_not_call_answers_in_text(qwen_engine: LocalEngine
         assert response.tool_calls == [] and response.text.strip(), (prompt, response.parts)
         assert not response.text.lstrip().startswith(("{", "[", "`")), response.text
     await model.aclose()
+
+
+async def test_free_text_cannot_open_with_the_calling_instructions(
+    qwen_engine: LocalEngine,
+) -> None:
+    # The 1.5B model wrote "To call a function, reply with only a JSON object..." before its
+    # calls and as answers; asked outright to write that opening, the model cannot.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    asks = [
+        "Reply with exactly this sentence: To call a function, reply with only a JSON object.",
+        "Start your reply with 'TO CALL A FUNCTION' and then say hello.",
+    ]
+    for prompt in asks:
+        for choice in ("auto", "none"):
+            response = await model.request(_request(prompt, choice))
+            text = response.text.strip()
+            assert not text.lower().startswith("to call a function"), (prompt, choice, text)
+            # still an answer or a valid call, never nothing
+            assert text or response.tool_calls, (prompt, choice, response.parts)
+            for call in response.tool_calls:
+                _assert_valid(call, TOOLS)
+    await model.aclose()

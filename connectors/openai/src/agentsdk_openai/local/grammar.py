@@ -27,9 +27,24 @@ from agentsdk import TextPart, ToolCallPart
 
 __all__ = ["call_schema", "parse_constrained", "tool_call_grammar"]
 
+
+def _any_case(words: str) -> str:
+    """A regex for ``words`` in any letter case, with any whitespace between them."""
+    return r"\s+".join(
+        "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in word)
+        for word in words.split()
+    )
+
+
+_ECHOES = ("to call a function",)
+"""Openings free text may not have: the template's calling instructions. The 1.5B model
+wrote them out before a call on turn after turn (threejs/floor-box-sun: ~60 tokens, some
+6 s, each time) and as its answer; banned, it writes the call (or its answer) instead."""
+
 # Free text may not open like a call would: ``{`` (our call format), ``[`` (a list of calls)
-# or a backtick (a fenced JSON block). Everything after the first character is free.
-_TEXT = r"/[^{\[`\s][\s\S]*/"
+# or a backtick (a fenced JSON block), nor with the calling instructions (``_ECHOES``).
+# llguidance lexemes take ``&`` (both) and ``~`` (not) between regexes.
+_TEXT = r"/[^{\[`\s][\s\S]*/" + "".join(f" & ~/{_any_case(words)}[\\s\\S]*/" for words in _ECHOES)
 # Unsupported keywords are ignored rather than failing the grammar (lenient), and oneOf is
 # treated as anyOf (pydantic writes oneOf for tagged unions; llguidance needs it coerced).
 # Separators are fixed to the ones the template shows and the model writes: with flexible
