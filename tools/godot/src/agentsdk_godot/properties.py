@@ -35,18 +35,11 @@ from agentsdk_godot.versions import GodotDialect
 
 __all__ = ["PropertyWriter", "literal"]
 
-_VALUE_TYPES = (
-    "Vector",
-    "Color",
-    "Transform",
-    "Basis",
-    "Quat",
-    "Rect",
-    "Plane",
-    "AABB",
-    "Pool",
-    "Packed",
-    "NodePath",
+# value types written as constructors; a whole-name match, as resources share their prefixes
+# (PlaneMesh is no Plane, RectangleShape2D no Rect2, PackedScene no PackedInt32Array)
+_VALUE_TYPES = re.compile(
+    r"(Vector[234]i?|Color|Transform(2D|3D)?|Basis|Quat(ernion)?|Rect2i?|Plane|AABB|Projection"
+    r"|Pool\w*Array|Packed\w*Array|NodePath)"
 )
 _DYNAMIC = re.compile(r".*/\d+(/.*)?$")  # per-instance properties: material/0, bones/3/name
 _COLOUR_NAME = re.compile(r"[A-Za-z][A-Za-z _-]{0,40}")
@@ -224,7 +217,7 @@ class PropertyWriter:
         else:
             given = maybe_literal(text)
             if isinstance(given, Constructor) and not given.args:
-                if not given.name.startswith(_VALUE_TYPES):
+                if not _VALUE_TYPES.fullmatch(given.name):
                     catalog.check_resource_class(self.dialect.class_name(given.name))
             colours = await self._colour_names(text, kind, catalog)
             try:
@@ -243,7 +236,7 @@ class PropertyWriter:
         if (
             isinstance(value, Constructor)
             and not value.args
-            and not value.name.startswith(_VALUE_TYPES)
+            and not _VALUE_TYPES.fullmatch(value.name)
         ):
             name = self.dialect.class_name(value.name)
             if catalog is not None:
