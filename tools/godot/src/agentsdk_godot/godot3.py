@@ -45,7 +45,11 @@ class Godot3Dialect(GodotDialect):
     resource_format = 2
     config_version = 4
     style = GODOT3_STYLE
+    capsule_axis = 2
     class_names = _FROM_GODOT4
+
+    def capsule_fields(self, radius: float, length: float) -> dict[str, float]:
+        return {"radius": radius, "mid_height": length - 2 * radius}  # mid_height: without the ends
 
     def headless_argv(self, binary: str, project: Path, script: Path, *, debug: bool) -> list[str]:
         argv = [binary, "--path", str(project), "--audio-driver", "Dummy"]

@@ -48,7 +48,11 @@ class Godot4Dialect(GodotDialect):
     resource_format = 3
     config_version = 5
     style = GODOT4_STYLE
+    capsule_axis = 1
     class_names = _FROM_GODOT3
+
+    def capsule_fields(self, radius: float, length: float) -> dict[str, float]:
+        return {"radius": radius, "height": length}  # height: end to end
 
     def headless_argv(self, binary: str, project: Path, script: Path, *, debug: bool) -> list[str]:
         argv = [binary, "--headless", "--path", str(project)]

@@ -546,23 +546,14 @@ def suite() -> Suite:
                 setup=_floor_scene,
                 checks=[Check("Crate is a unit cube resting on Floor", _crate_on_floor)],
                 reference=[
-                    call("measure", nodes=["Floor"]),
                     call(
                         "add_node",
                         scene=MAIN,
                         name="Crate",
                         type="MeshInstance",
-                        properties={
-                            "mesh": "CubeMesh()",
-                            "translation": "Vector3( 0, 0.75, 0 )",
-                        },
-                    ),
-                    call(
-                        "set_property",
-                        scene=MAIN,
-                        node="Crate",
-                        property="mesh/size",
-                        value="Vector3( 1, 1, 1 )",
+                        properties={"mesh": "CubeMesh()"},
+                        size=[1, 1, 1],
+                        rest_on="Floor",
                     ),
                     call("assert_rests_on", node="Crate", support="Floor"),
                     "Crate (1 x 1 x 1) sits on the Floor, whose top is at y = 0.25.",

@@ -3,6 +3,7 @@ and the engine runs behind the tools (headless runs, screenshots with reports, m
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, ClassVar
 
 from agentsdk.vision import VisibilityReport
-from pydantic import WithJsonSchema
+from pydantic import BeforeValidator, WithJsonSchema
 
 from agentsdk import Tool, ToolContext, ToolError, Toolkit
 from agentsdk_godot.bridge import GameSession
@@ -22,6 +23,7 @@ from agentsdk_godot.properties import maybe_literal
 from agentsdk_godot.reports import SceneChange, problems, script_hints
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.validation import ClassCatalog
+from agentsdk_godot.values import resource_name
 from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "OptNames",
     "OptNumber",
     "OptProperties",
+    "OptSize",
     "OptText",
 ]
 
@@ -43,9 +46,25 @@ OptNumber = Annotated[float | None, WithJsonSchema({"type": "number"})]
 OptNames = Annotated[
     list[str] | None, WithJsonSchema({"type": "array", "items": {"type": "string"}})
 ]
+
+
+def _as_texts(value: object) -> object:
+    """Property values written as JSON numbers, booleans or lists ({"size": [1, 1, 1]}) as the
+    text the tools read (a model not held to the schema writes them so)."""
+    if not isinstance(value, dict):
+        return value
+    return {key: item if isinstance(item, str) else json.dumps(item) for key, item in value.items()}
+
+
 OptProperties = Annotated[
     dict[str, str] | None,
+    BeforeValidator(_as_texts),
     WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}}),
+]
+# a shape's size: [x, y, z] as the schema says; a number or a text ("1 x 1 x 1") is read too
+OptSize = Annotated[
+    list[float] | float | str | None,
+    WithJsonSchema({"type": "array", "items": {"type": "number"}}),
 ]
 
 TOOL_GROUPS: dict[str, tuple[str, ...]] = {
@@ -253,6 +272,8 @@ class GodotToolkitBase(Toolkit):
             value = maybe_literal(text)
             if isinstance(value, Constructor) and not value.args:
                 wanted.append(self.project.dialect.class_name(value.name))
+            elif value is None and resource_name(text):  # CubeMesh, CubeMesh.new()
+                wanted.append(self.project.dialect.class_name(resource_name(text) or ""))
         scripts = [
             e.path
             for n in doc.nodes

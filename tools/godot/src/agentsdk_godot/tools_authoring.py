@@ -12,7 +12,8 @@ from agentsdk_godot.properties import PropertyWriter, literal
 from agentsdk_godot.reports import SceneChange, ScriptCheck, source_lines
 from agentsdk_godot.rest import GROUND, TOLERANCE, current_origin, plan_rest, set_origin
 from agentsdk_godot.scene import NodeEntry, SceneError, SceneFile
-from agentsdk_godot.toolkit_base import GodotToolkitBase, OptProperties, OptText
+from agentsdk_godot.sizes import SizeError, parse_size, resize, shown
+from agentsdk_godot.toolkit_base import GodotToolkitBase, OptProperties, OptSize, OptText
 from agentsdk_godot.variant import ExtResource, VariantSyntaxError, format_variant
 
 __all__ = ["AuthoringTools", "literal"]
@@ -108,9 +109,9 @@ class AuthoringTools(GodotToolkitBase):
         parent: str = ".",
         properties: OptProperties = None,
         rest_on: OptText = None,
+        size: OptSize = None,
     ) -> SceneChange:
-        """Add a node to a scene. Meshes: give `mesh` a new resource as "CubeMesh()" (2 x 2 x 2
-        unless "mesh/size" is given too), "SphereMesh()".
+        """Add a node to a scene. Meshes: give `mesh` a new resource as "CubeMesh()", "SphereMesh()".
 
         Args:
             scene: The scene file, e.g. "res://main.tscn".
@@ -120,6 +121,7 @@ class AuthoringTools(GodotToolkitBase):
             properties: Property -> value, e.g. {"translation": "Vector3( 0, 1, 0 )", "text": "Hi"}.
             rest_on: "ground" (bottom at y=0) or a node to stand on (centred on it unless
                 translation is given), measured in the engine.
+            size: [x, y, z] metres its mesh fills (a CubeMesh if no mesh; default 2 x 2 x 2).
         """
         doc = self._scene(scene)
         properties = dict(properties or {})
@@ -130,6 +132,12 @@ class AuthoringTools(GodotToolkitBase):
         cls = self.project.dialect.class_name(type)
         catalog = await self._known(doc, [cls], list((properties or {}).values()))
         catalog.check_node_class(cls)
+        if "size" in properties and not self._own_size(cls):  # the argument, among properties
+            lifted = self._size(properties.pop("size"))
+            if size is not None and self._size(size) != lifted:
+                raise ToolError("size is given twice, with two values: give it once")
+            size = size if size is not None else list(lifted or ())
+        wanted = self._size(size)
         writer = PropertyWriter(doc, catalog, self.project.dialect)
         try:
             under = doc.node(parent).path
@@ -146,11 +154,37 @@ class AuthoringTools(GodotToolkitBase):
                 f"{key} = {await writer.assign(node.properties, key, text, (cls, None))}"
                 for key, text in (properties or {}).items()
             ]
+            if wanted is not None:
+                sized = await resize(writer, node, wanted)
+                clash = [f for f in sized if f.split(" = ")[0] in properties and f not in stored]
+                if clash:
+                    raise ToolError(
+                        f"size {shown(wanted)} means {', '.join(clash)}, but properties set "
+                        "it otherwise: give the size once"
+                    )
+                stored += [f for f in sized if f not in stored]
         except SceneError as err:
             raise ToolError(str(err)) from None
         detail = f"added {type} {node.path}" + (": " + ", ".join(stored) if stored else "")
         placed = any(key in properties for key in _PLACING)
-        return await self._save_resting(scene, doc, node, _made(detail, writer), rest_on, placed)
+        return await self._save_resting(
+            scene, doc, node, _made(detail, writer), rest_on, placed, measure=wanted is not None
+        )
+
+    def _own_size(self, cls: str | None, script: str | None = None) -> bool:
+        """Whether the class itself has a property `size` (a Godot 4 Control): then `size` is
+        that property, not the shape's size."""
+        known = self._catalog.properties(cls, script) if self._catalog is not None else None
+        return known is not None and "size" in known
+
+    @staticmethod
+    def _size(size: object) -> tuple[float, float, float] | None:
+        if size is None:
+            return None
+        try:
+            return parse_size(size)
+        except SizeError as err:
+            raise ToolError(str(err)) from None
 
     async def _save_resting(
         self,
@@ -160,11 +194,17 @@ class AuthoringTools(GodotToolkitBase):
         detail: str,
         rest_on: str | None,
         placed: bool,
+        *,
+        measure: bool = False,
     ) -> SceneChange:
         """Save the edit, then (with `rest_on`) stand the node on its support; on a rest that
-        cannot be done the file is put back as it was before this call."""
+        cannot be done the file is put back as it was before this call. With `measure` (a new
+        size) the result says the size the engine measures."""
         if rest_on is None:
-            return self._save(scene, doc, node.path, detail)
+            change = self._save(scene, doc, node.path, detail)
+            if measure:
+                change.detail += "; " + await self._measured_size(scene, node.path)
+            return change
         before = self.project.file(scene).read_bytes()
         change = self._save(scene, doc, node.path, detail)
         try:
@@ -173,6 +213,14 @@ class AuthoringTools(GodotToolkitBase):
             self.project.file(scene).write_bytes(before)  # nothing half-done stays in the file
             raise
         return change
+
+    async def _measured_size(self, scene: str, path: str) -> str:
+        try:
+            bounds = (await self.measurements(scene)).bounded(path)
+        except (ToolError, KeyError) as err:
+            reason = str(err.args[0] if isinstance(err, KeyError) else err).splitlines()[0]
+            return f"size not measured ({reason})"
+        return f"measured size {shown(bounds.size)}"
 
     def _check_support(self, doc: SceneFile, scene: str, rest_on: str, name: str) -> None:
         """Refuse a rest_on that names no node, before anything is written."""
@@ -231,8 +279,9 @@ class AuthoringTools(GodotToolkitBase):
         Args:
             scene: The scene file.
             node: Node path ("." for the root).
-            property: e.g. "translation", "transform", "text", "mesh". A field of a resource stored
-                in the scene is "<property>/<field>", e.g. "mesh/size", "mesh/material/albedo_color".
+            property: e.g. "translation", "transform", "text", "mesh", "size" ([x, y, z] metres of
+                its mesh). A field of a resource stored in the scene is "<property>/<field>",
+                e.g. "mesh/material/albedo_color".
             value: e.g. 2.5, true, Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), CubeMesh(); text as it is.
             rest_on: Then stand the node on "ground" (y=0) or a node, e.g. after a new mesh/size.
         """
@@ -247,13 +296,23 @@ class AuthoringTools(GodotToolkitBase):
         script_ref = target.properties.get("script")
         script = next((e.path for e in doc.ext_resources if script_ref == ExtResource(e.id)), None)
         writer = PropertyWriter(doc, catalog, self.project.dialect)
+        resizing = property.strip() == "size" and not self._own_size(target.type, script)
         try:
-            stored = await writer.assign(target.properties, property, value, (target.type, script))
+            if resizing:  # the shape's size, as add_node's size argument
+                wanted = self._size(value)
+                assert wanted is not None
+                detail = f"size {shown(wanted)}: " + ", ".join(await resize(writer, target, wanted))
+            else:
+                stored = await writer.assign(
+                    target.properties, property, value, (target.type, script)
+                )
+                detail = f"{property} = {stored}"
         except SceneError as err:
             raise ToolError(str(err)) from None
-        detail = _made(f"{property} = {stored}", writer)
         placed = property.strip() in _PLACING
-        return await self._save_resting(scene, doc, target, detail, rest_on, placed)
+        return await self._save_resting(
+            scene, doc, target, _made(detail, writer), rest_on, placed, measure=resizing
+        )
 
     @tool(side_effects=True)
     async def remove_node(self, scene: str, node: str) -> SceneChange:

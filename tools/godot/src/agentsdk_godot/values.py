@@ -25,7 +25,14 @@ from agentsdk_godot.variant import (
     parse_variant,
 )
 
-__all__ = ["ValueTypeError", "checked_literal", "example", "hex_colour", "typed_value"]
+__all__ = [
+    "ValueTypeError",
+    "checked_literal",
+    "example",
+    "hex_colour",
+    "resource_name",
+    "typed_value",
+]
 
 _NUMBERS = ("bool", "int", "float")
 # value types a list of numbers can spell, and how many numbers each takes
@@ -59,6 +66,7 @@ _EXAMPLES = {
     "Array": "[ 1, 2 ]",
     "Dictionary": '{ "key": 1 }',
 }
+_NEW_RESOURCE = re.compile(r"\s*([A-Z][A-Za-z0-9_]*)\s*(?:\(\s*\)|\.new\(\s*\))?\s*")
 _HEX = re.compile(r"#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})")
 
 
@@ -102,6 +110,12 @@ def example(type_name: str, resources: list[str] | None = None) -> str:
     if type_name == "Object" and resources:
         return " or ".join(f"{c}()" for c in resources[:4])
     return _EXAMPLES.get(type_name, f"{type_name}( ... )")
+
+
+def resource_name(text: str) -> str | None:
+    """The class of a new resource written `CubeMesh()`, `CubeMesh` or `CubeMesh.new()`."""
+    match = _NEW_RESOURCE.fullmatch(text)
+    return match.group(1) if match else None
 
 
 def hex_colour(text: str) -> Constructor | None:
@@ -190,6 +204,9 @@ def typed_value(
                 f"{example(type_name)}"
             )
     if type_name == "Object":
+        new = resource_name(text)
+        if new is not None and not isinstance(parsed, Constructor):  # CubeMesh, CubeMesh.new()
+            parsed = Constructor(translate(new), ())
         return _resource(text, parsed, prop, resources)
     if isinstance(parsed, VariantSyntaxError):
         raise ValueTypeError(

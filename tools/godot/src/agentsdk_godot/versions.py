@@ -51,6 +51,7 @@ class GodotDialect(ABC):
     style: TextStyle
     # generation-neutral names used by the toolkit -> this generation's class names
     class_names: dict[str, str]
+    capsule_axis: int  # the axis a CapsuleMesh lies along: 2 (z) in Godot 3, 1 (y) in Godot 4
 
     def class_name(self, name: str) -> str:
         """Translate a class name of the other generation (e.g. `Node3D` <-> `Spatial`)."""
@@ -60,6 +61,10 @@ class GodotDialect(ABC):
         """Source of a bundled helper script (`run.gd`, `bridge.gd`) for this generation."""
         folder = resources.files("agentsdk_godot") / "gdscript" / f"godot{self.major}"
         return (folder / name).read_text(encoding="utf-8")
+
+    @abstractmethod
+    def capsule_fields(self, radius: float, length: float) -> dict[str, float]:
+        """A CapsuleMesh's fields for this radius and end-to-end length."""
 
     @abstractmethod
     def headless_argv(self, binary: str, project: Path, script: Path, *, debug: bool) -> list[str]:
