@@ -197,6 +197,10 @@ async def test_a_size_that_cannot_be_done_changes_nothing(toolkit: GodotToolkit)
     doc.add_node("Statue", "MeshInstance").properties["mesh"] = doc.ext_resource(
         "res://box.obj", "Mesh"
     )
+    # and an instance of another scene
+    part = toolkit.project.new_scene("Part", "Spatial")
+    toolkit.project.write_scene("res://part.tscn", part)
+    doc.add_node("Prop", None, ".", instance=doc.ext_resource("res://part.tscn", "PackedScene"))
     toolkit.project.write_scene(SCENE, doc)
     before = toolkit.project.file(SCENE).read_bytes()
 
@@ -212,6 +216,8 @@ async def test_a_size_that_cannot_be_done_changes_nothing(toolkit: GodotToolkit)
     )
     assert statue.is_error and "Statue's mesh is res://box.obj" in statue.text, statue.text
     assert "set scale instead" in statue.text
+    prop = await call(toolkit, "set_property", scene=SCENE, node="Prop", property="size", value="2")
+    assert prop.is_error and "Prop is an instanced scene" in prop.text, prop.text
     oval = await add("MeshInstance", [1, 1, 2], mesh="SphereMesh()")
     assert oval.is_error and "needs x = z" in oval.text and "[1, 1, 1]" in oval.text
     thick = await add("MeshInstance", [10, 1, 10], mesh="PlaneMesh()")
