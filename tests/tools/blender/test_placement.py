@@ -300,6 +300,11 @@ async def test_ground_spellings_and_empty_arguments(toolkit: BlenderToolkit) -> 
                       location=[index * 3, 5, 4], rest_on=said)  # fmt: skip
         assert at["lowest_z"] == pytest.approx(0, abs=1e-6), (said, at)
         assert at["rests_on"].startswith("ground"), (said, at)
+    # an object named like them is the support, in any letter case
+    await ok(toolkit, "create_primitive", kind="plane", name="Floor", size=20, location=[0, 0, 1])
+    on_floor = await ok(toolkit, "set_transform", name="S0", rest_on="floor")
+    assert on_floor["lowest_z"] == pytest.approx(1, abs=1e-6), on_floor
+    assert on_floor["rests_on"].startswith("Floor (top z=1)"), on_floor
     # "" is what small models send for "not given": no colour, no rest, no error.
     plain = await ok(toolkit, "create_primitive", kind="cube", name="B", color="", rest_on="")
     assert plain["materials"] == [] and "rests_on" not in plain and plain["lowest_z"] == -1

@@ -219,6 +219,33 @@ async def test_rest_on_puts_a_new_node_on_its_support_as_the_engine_measures_it(
     assert m.bounded("Floor").max == pytest.approx((10 / 2, 1.1, 10 / 2), abs=1e-4)
 
 
+async def test_rest_on_as_small_models_write_it(toolkit: GodotToolkit) -> None:
+    # the node's own name: a new node goes on the ground, a placed one stays where it is;
+    # "y = 0" is the ground; "floor" is the Floor node (another letter case)
+    scene = "res://main.tscn"
+    own = await call(toolkit, "add_node", scene=scene, name="Peg", type="MeshInstance",
+                     properties={"mesh": "CubeMesh()", "translation": "Vector3( 7, 5, 7 )"},
+                     rest_on="Peg")  # fmt: skip
+    assert "rests on the ground (y=0)" in own.text, own.text
+    level = await call(toolkit, "add_node", scene=scene, name="Dot", type="MeshInstance",
+                       properties={"mesh": "SphereMesh()", "translation": "Vector3( -7, 5, 7 )"},
+                       rest_on="y = 0")  # fmt: skip
+    assert "rests on the ground (y=0)" in level.text, level.text
+    m = await toolkit.measurements(scene)
+    assert m.bounded("Peg").min[1] == pytest.approx(0, abs=1e-3)
+    assert m.bounded("Dot").min[1] == pytest.approx(0, abs=1e-3)
+    lower = await call(toolkit, "add_node", scene=scene, name="Tile", type="MeshInstance",
+                       properties={"mesh": "CubeMesh()"}, size=[1, 0.2, 1], rest_on="floor")  # fmt: skip
+    assert "rests on Floor" in lower.text, lower.text
+    m = await toolkit.measurements(scene)
+    assert m.rests_on("Tile", "Floor", tolerance=1e-3).passed
+    stays = await call(toolkit, "set_property", scene=scene, node="Peg", property="visible",
+                       value="true", rest_on="Peg")  # fmt: skip
+    assert not stays.is_error and "rests on" not in stays.text, stays.text
+    m = await toolkit.measurements(scene)
+    assert m.bounded("Peg").centre == pytest.approx((7.0, 1.0, 7.0), abs=1e-3)  # where it was
+
+
 async def test_a_rest_on_that_cannot_be_done_changes_nothing(toolkit: GodotToolkit) -> None:
     scene = "res://main.tscn"
     before = toolkit.project.file(scene).read_bytes()

@@ -375,10 +375,10 @@ async def test_rest_on_as_small_models_write_it(toolkit: ThreeJSToolkit) -> None
     text = await ok(toolkit, "update_object", name="cube", rest_on="cube")
     centre = await page_value(toolkit, "scene.getObjectByName('cube').position.toArray()")
     assert centre == [-3, 2, 0] and "rests on" not in text, (centre, text)
-    # an object that is named like the ground words is still that object
+    # an object that is named like the ground words is still that object, in any case
     await fresh(toolkit)
     await ok(toolkit, "add_object", name="floor", size=[10, 0.2, 10], position=[0, 1, 0])
-    await ok(toolkit, "add_object", name="crate", size=1, rest_on="floor")
+    await ok(toolkit, "add_object", name="crate", size=1, rest_on="Floor")  # in another case
     low = await page_value(
         toolkit, "new THREE.Box3().setFromObject(scene.getObjectByName('crate')).min.y"
     )

@@ -106,9 +106,15 @@ _GROUND_WORDS = re.compile(
 scene without one, "z = 0" (the ways small models write it)."""
 
 
+def _in_any_case(target: str) -> Any | None:
+    """The one object whose name is ``target`` in another letter case ("floor" for Floor)."""
+    same = [o for o in bpy.data.objects if o.name.lower() == target.strip().lower()]
+    return same[0] if len(same) == 1 else None
+
+
 def _support(obj: Any, target: str) -> Any | None:
     """The object to rest on, or None for the ground."""
-    support = bpy.data.objects.get(target) or _named_at_start(target)
+    support = bpy.data.objects.get(target) or _named_at_start(target) or _in_any_case(target)
     if support is None:
         if _GROUND_WORDS.fullmatch(target.strip()):
             return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -25,6 +26,34 @@ _PLACING = ("translation", "transform", "position")
 
 def _made(detail: str, writer: PropertyWriter) -> str:
     return detail + "".join(f"; {what}" for what in writer.made)
+
+
+_GROUND_WORDS = re.compile(
+    r"(the\s+)?(ground|floor|ground\s+plane|ground\s+level|y\s*=\s*0(\.0+)?|0)", re.I
+)
+"""rest_on text that means the ground when no node has that name ("the floor", "y = 0")."""
+
+
+def _meant_support(doc: SceneFile, rest_on: str, name: str, *, new: bool) -> str | None:
+    """``rest_on`` as small models write it, read as the support they mean: the ground words
+    (when no node is named so) are the ground; the node's own name (nothing stands on
+    itself) is the ground for a new node and no rest (None) for one already placed."""
+    text = rest_on.strip()
+    try:
+        found: NodeEntry | None = doc.node(text)
+    except SceneError:
+        found = None
+    if found is None:  # "floor" for Floor: a node's name in another case
+        same = [n for n in doc.nodes[1:] if n.name.lower() == text.lower()]
+        found = same[0] if len(same) == 1 else None
+        rest_on = found.path if found is not None else rest_on
+    if found is not None and found.path != name:
+        return rest_on  # a real node, whatever its name
+    if found is not None or text.strip("/") in (name, name.rsplit("/", 1)[-1]):
+        return GROUND if new else None
+    if _GROUND_WORDS.fullmatch(text):
+        return GROUND
+    return rest_on
 
 
 class AuthoringTools(GodotToolkitBase):
@@ -127,6 +156,8 @@ class AuthoringTools(GodotToolkitBase):
         properties = dict(properties or {})
         if rest_on is None and "rest_on" in properties:  # an argument written among properties
             rest_on = properties.pop("rest_on")
+        if rest_on is not None:
+            rest_on = _meant_support(doc, rest_on, name, new=True)
         if rest_on is not None:
             self._check_support(doc, scene, rest_on, name)
         cls = self.project.dialect.class_name(type)
@@ -290,6 +321,8 @@ class AuthoringTools(GodotToolkitBase):
             target = doc.node(node)
         except SceneError as err:
             raise ToolError(str(err)) from None
+        if rest_on is not None:
+            rest_on = _meant_support(doc, rest_on, target.path, new=False)
         if rest_on is not None:
             self._check_support(doc, scene, rest_on, target.path)
         catalog = await self._known(doc, [target.type or ""], [value])

@@ -26,6 +26,13 @@ function within(object, ancestor) {
   return false;
 }
 
+// The one named object whose name is `text` in another letter case ("floor" for Floor).
+function inAnyCase(scene, text) {
+  const same = [];
+  scene.traverse((o) => { if (o.name && o.name.toLowerCase() === text.toLowerCase()) same.push(o); });
+  return same.length === 1 ? same[0] : undefined;
+}
+
 const GROUND_WORDS = /^(the\s+)?(ground|floor|ground\s+plane|ground\s+level|y\s*=\s*0(\.0+)?|0)$/i;
 
 // The support rest_on names (null: the ground, y = 0; undefined: no rest), checked before
@@ -36,7 +43,7 @@ export function findSupport(scene, object, name, restOn) {
   if (object && !hasGeometry(object)) {
     throw new OpError(`"${name}" is ${kindOf(object)} without geometry, so it cannot rest on anything; give it a position instead`);
   }
-  const support = scene.getObjectByName(text);
+  const support = scene.getObjectByName(text) ?? inAnyCase(scene, text);
   // "ground" is y = 0 in any case, unless an object has exactly that name; so are the other
   // ways a model writes it ("the floor" in an empty scene, "y = 0": threejs/two-apart).
   if (!support && GROUND_WORDS.test(text)) return null;
