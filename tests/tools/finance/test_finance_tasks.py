@@ -145,6 +145,18 @@ async def test_a_number_despite_bad_data_fails(finance_suite, tmp_path) -> None:
     assert {c.name for c in run.verdict.failed} == {"answer gives no return figure"}
 
 
+def test_a_numbered_list_of_bad_rows_names_those_rows() -> None:
+    from agentsdk_finance.tasks.files import rows_named
+
+    # the 1.5B model's answer: list markers 1. and 2. are not rows 1 and 2
+    listed = "The specific faulty rows are:\n\n1. Line 52: `close 0`\n2. Line 198: `close missing`"
+    assert rows_named(listed) == {52, 198}
+    assert rows_named("The bad rows are: 52 and 198.") == {52, 198}
+    assert rows_named("Bad rows:\n1) row 7\n2) row 9, then line 3") == {7, 9, 3}
+    # a number after "row" on the same line is still read as a row, 1 included
+    assert rows_named("The bad row is row 1. Fix it.") == {1}
+
+
 @pytest.mark.anyio
 async def test_dotted_ticker_task_needs_brk_b_not_brk_a(finance_suite, tmp_path) -> None:
     task = finance_suite.get("dotted-ticker")

@@ -100,9 +100,16 @@ _ROW_LIST = re.compile(
 )
 
 
+# "1. " or "2) " opening a line: a numbered list's marker, never a row ("the faulty rows
+# are:\n\n1. Line 52: close 0" named row 52, not row 1; the 1.5B model answered so)
+_LIST_MARKER = re.compile(r"^(\s*)\d+[.)](?=\s)", re.M)
+
+
 def rows_named(text: str) -> set[int]:
-    """Every number written as a row or line: singly or in a list after row(s)/line(s)."""
-    return {int(n) for group in _ROW_LIST.findall(text) for n in re.findall(r"\d+", group)}
+    """Every number written as a row or line: singly or in a list after row(s)/line(s);
+    the markers of a numbered list are not rows."""
+    plain = _LIST_MARKER.sub(r"\1-", text)
+    return {int(n) for group in _ROW_LIST.findall(plain) for n in re.findall(r"\d+", group)}
 
 
 def _bad_row_problems(text: str) -> list[str]:
