@@ -285,6 +285,9 @@ async def test_lights_cameras_and_self_are_refused(toolkit: BlenderToolkit) -> N
     await ok(toolkit, "set_transform", name="Table", location=[1, 2, 3])
     stays = await ok(toolkit, "set_transform", name="Table", rest_on="Table")
     assert stays["location"] == [1, 2, 3] and "rests_on" not in stays, stays
+    assert stays["unchanged"] == "nothing moved: Table was already there", stays
+    moved = await ok(toolkit, "set_transform", name="Table", location=[1, 2, 3.5])
+    assert "unchanged" not in moved, moved
     new = await ok(toolkit, "create_primitive", kind="cube", name="Post", size=0.5,
                    location=[4, 0, 3], rest_on="Post")  # fmt: skip
     assert new["lowest_z"] == 0 and new["rests_on"].startswith("ground"), new

@@ -199,12 +199,22 @@ def _apply_transform(obj: Any, args: JSON) -> None:
 def set_transform(args: JSON) -> JSON:
     """Set location, rotation (degrees) and/or scale of an object."""
     obj = _object(args["name"])
+    before = obj.matrix_world.copy()
     _apply_transform(obj, args)
     aimed = engine_aim.aim(obj, args["look_at"]) if args.get("look_at") is not None else None
     described = _placed(obj, args)
     if aimed is not None:
         described["aimed_at"] = aimed
+    if _same_matrix(before, obj.matrix_world):
+        # Said outright: the 1.5B model re-sent a set_transform that moved nothing, turn
+        # after turn, until the loop guard stopped it (blender/stack, 290 s).
+        described["unchanged"] = f"nothing moved: {obj.name} was already there"
     return described
+
+
+def _same_matrix(a: Any, b: Any, tolerance: float = 1e-6) -> bool:
+    pairs = zip(a, b, strict=True)
+    return all(abs(x - y) <= tolerance for ra, rb in pairs for x, y in zip(ra, rb, strict=True))
 
 
 def set_material(args: JSON) -> JSON:

@@ -62,6 +62,9 @@ class ObjectInfo(BaseModel):
     aimed_at: str | None = Field(
         None, description='after look_at: the point it faces, e.g. "Crate (0, 0, 0.5)"'
     )
+    unchanged: str | None = Field(
+        None, description="set_transform only: when it moved nothing, it says so"
+    )
     camera_view: str | None = Field(
         None,
         description="when the scene camera sees none of it: hidden behind which object, or "
