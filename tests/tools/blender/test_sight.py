@@ -40,9 +40,17 @@ async def test_a_moved_object_the_camera_cannot_see_says_why(toolkit: BlenderToo
     assert re.search(r"Ball: \d+(\.\d)?%", await render_lines(toolkit))
     away = await ok(toolkit, "set_transform", name="Ball", location=[0, -12, 1])
     assert away["camera_view"] == "outside the frame of the scene camera Camera"
-    # partly behind: its top shows above the wall, so it is seen
+    # partly behind: its top shows above the wall; the share of its points hidden is given,
+    # and the render's ID pass agrees that part of it is hidden
     peeking = await ok(toolkit, "set_transform", name="Ball", location=[0, 2, 2.1])
-    assert "camera_view" not in peeking, peeking
+    share = re.fullmatch(r"(\d+)% hidden behind Wall from the scene camera Camera",
+                         peeking["camera_view"])  # fmt: skip
+    assert share and 5 <= int(share.group(1)) <= 95, peeking
+    assert re.search(r"Ball: \d+(\.\d)?%.*hidden", await render_lines(toolkit))
+    # across the frame's right edge: 4 m from a 50 mm lens on a 36 mm sensor, the frame
+    # reaches 4 * 18 / 50 = 1.44 m to the side
+    edge = await ok(toolkit, "set_transform", name="Ball", location=[1.44, -4, 1])
+    assert re.fullmatch(r"\d+% outside the frame of the scene camera Camera", edge["camera_view"])
 
 
 async def test_fit_view_frames_from_a_side_where_nothing_it_frames_is_hidden(

@@ -13,7 +13,7 @@ Stdlib + bpy + numpy, like the other engine modules (ships inside the add-on too
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
 import bpy
 from mathutils import Vector
@@ -44,6 +44,50 @@ def _in_frame(scene: Any, camera: Any, point: Vector) -> bool:
     return bool(0.0 <= ndc.x <= 1.0 and 0.0 <= ndc.y <= 1.0 and ndc.z > 0.0)
 
 
+class Sight(NamedTuple):
+    """Rays from the camera to an object's sample points."""
+
+    points: int
+    in_frame: int
+    seen: int
+    blockers: Counter[str]
+
+    @property
+    def blocker(self) -> str | None:
+        return self.blockers.most_common(1)[0][0] if self.blockers else None
+
+
+def sight(camera: Any, name: str, parts: list[Any], *, first_seen: bool = False) -> Sight:
+    """Cast a ray from ``camera`` to each sample point of ``name``'s geometry that lies in
+    its frame; ``first_seen`` stops at the first point seen (enough to tell hidden apart)."""
+    scene = bpy.context.scene
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    origin = camera.matrix_world.translation.copy()
+    samples = _samples(parts)
+    in_frame = seen = 0
+    blockers: Counter[str] = Counter()
+    for point in samples:
+        if not _in_frame(scene, camera, point):
+            continue
+        in_frame += 1
+        ray = point - origin
+        distance = ray.length
+        if distance < 1e-6:
+            seen += 1  # the camera sits on the object
+        else:
+            hit, location, _normal, _index, obj, _matrix = scene.ray_cast(
+                depsgraph, origin, ray.normalized(), distance=distance
+            )
+            blocker = obj.original.name if hit and obj is not None else None
+            if blocker is None or blocker == name or (location - origin).length >= distance * 0.999:
+                seen += 1
+            else:
+                blockers[blocker] += 1
+        if first_seen and seen:
+            break
+    return Sight(len(samples), in_frame, seen, blockers)
+
+
 def hidden_from(
     camera: Any, names: list[str], geometry: dict[str, list[Any]] | None = None
 ) -> dict[str, str]:
@@ -52,43 +96,28 @@ def hidden_from(
     point of, or that are wholly out of frame, are absent; so are names with no geometry."""
     from .engine_vision import renderable_objects
 
-    scene = bpy.context.scene
-    depsgraph = bpy.context.evaluated_depsgraph_get()
     if geometry is None:
-        geometry = renderable_objects(depsgraph)
-    origin = camera.matrix_world.translation.copy()
+        geometry = renderable_objects(bpy.context.evaluated_depsgraph_get())
     hidden: dict[str, str] = {}
     for name in names:
         parts = geometry.get(name)
         if not parts:
             continue
-        blockers: Counter[str] = Counter()
-        seen = False
-        for point in _samples(parts):
-            if not _in_frame(scene, camera, point):
-                continue
-            ray = point - origin
-            distance = ray.length
-            if distance < 1e-6:
-                seen = True  # the camera sits on the object
-                break
-            hit, location, _normal, _index, obj, _matrix = scene.ray_cast(
-                depsgraph, origin, ray.normalized(), distance=distance
-            )
-            blocker = obj.original.name if hit and obj is not None else None
-            if blocker is None or blocker == name or (location - origin).length >= distance * 0.999:
-                seen = True
-                break
-            blockers[blocker] += 1
-        if not seen and blockers:
-            hidden[name] = blockers.most_common(1)[0][0]
+        looked = sight(camera, name, parts, first_seen=True)
+        if not looked.seen and looked.blocker is not None:
+            hidden[name] = looked.blocker
     return hidden
 
 
+_NOTABLE = 0.05
+"""The share of an object's sampled points, hidden or out of frame, worth a note."""
+
+
 def sight_note(obj: Any) -> str | None:
-    """What the scene camera sees of ``obj`` when it sees none of it: ``hidden behind Wall
-    from the scene camera Camera`` or ``outside the frame of the scene camera Camera``;
-    None when it sees some of it, or without a camera or geometry."""
+    """What the scene camera cannot see of ``obj``: ``hidden behind Wall from the scene
+    camera Camera`` (none of it seen), ``40% hidden behind Wall ...`` (of its sampled
+    points), ``outside the frame ...`` or ``30% outside the frame ...``; None when it sees
+    all of it (to the nearest 5%), or without a camera or geometry."""
     from .engine_place import world_geometry
 
     camera = bpy.context.scene.camera
@@ -97,9 +126,17 @@ def sight_note(obj: Any) -> str | None:
     points = world_geometry(obj).points
     if not len(points):
         return None
-    if not any(_in_frame(bpy.context.scene, camera, p) for p in _samples([points])):
-        return f"outside the frame of the scene camera {camera.name}"
-    blocker = hidden_from(camera, [obj.name], {obj.name: [points]}).get(obj.name)
-    if blocker is None:
-        return None
-    return f"hidden behind {blocker} from the scene camera {camera.name}"
+    looked = sight(camera, obj.name, [points])
+    where = f"the scene camera {camera.name}"
+    if not looked.in_frame:
+        return f"outside the frame of {where}"
+    notes = []
+    outside = 1 - looked.in_frame / looked.points
+    if outside >= _NOTABLE:
+        notes.append(f"{outside:.0%} outside the frame of {where}")
+    hidden = 1 - looked.seen / looked.in_frame
+    if looked.blocker is not None and not looked.seen:
+        notes.insert(0, f"hidden behind {looked.blocker} from {where}")
+    elif looked.blocker is not None and hidden >= _NOTABLE:
+        notes.insert(0, f"{hidden:.0%} hidden behind {looked.blocker} from {where}")
+    return "; ".join(notes) or None
