@@ -497,6 +497,11 @@ async def test_run_errors_show_the_lines_they_are_about(toolkit: GodotToolkit) -
     errors = [line for line in parse.text.splitlines() if ": error:" in line]
     assert errors == ["res://main.gd:3: error: ':' expected at end of line."]  # once, not twice
     assert "  1 | extends Control" in parse.text and "> 3 | func _ready()" in parse.text
+    # the result ends with the call that fixes a script
+    assert parse.text.rstrip().endswith(
+        'To fix it, call write_script(path="res://main.gd", source="...") with the whole '
+        "corrected script."
+    ), parse.text
 
 
 # ---------- scenes

@@ -109,7 +109,8 @@ def source_lines(project: GodotProject, diagnostics: list[Diagnostic], *, whole:
         if diag.severity == "error" and diag.file and diag.file.startswith("res://"):
             if diag.line is not None:
                 wanted.setdefault(diag.file, set()).add(diag.line)
-    blocks = []
+    blocks: list[str] = []
+    shown_paths: list[str] = []
     for path, marked in list(wanted.items())[:2]:
         try:
             lines = project.read_text(path).splitlines()
@@ -129,6 +130,14 @@ def source_lines(project: GodotProject, diagnostics: list[Diagnostic], *, whole:
             last = number
         if rows:
             blocks.append(f"{path} (error lines marked >):\n" + "\n".join(rows))
+            shown_paths.append(path)
+    if blocks:
+        # The call that fixes a script, said outright: after a failed run the 1.5B model
+        # tried set_property on the scene instead (godot/fix-parse-error).
+        blocks.append(
+            f'To fix it, call write_script(path="{shown_paths[0]}", source="...") with the whole '
+            "corrected script."
+        )
     return "".join("\n" + block for block in blocks)
 
 
