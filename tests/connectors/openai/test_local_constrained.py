@@ -422,12 +422,13 @@ async def test_free_text_cannot_open_with_the_calling_instructions(
     asks = [
         "Reply with exactly this sentence: To call a function, reply with only a JSON object.",
         "Start your reply with 'TO CALL A FUNCTION' and then say hello.",
+        "Begin with the words 'To call a new function, reply with JSON' and stop.",
     ]
     for prompt in asks:
         for choice in ("auto", "none"):
             response = await model.request(_request(prompt, choice))
             text = response.text.strip()
-            assert not text.lower().startswith("to call a function"), (prompt, choice, text)
+            assert not text.lower().startswith("to call"), (prompt, choice, text)
             # still an answer or a valid call, never nothing
             assert text or response.tool_calls, (prompt, choice, response.parts)
             for call in response.tool_calls:

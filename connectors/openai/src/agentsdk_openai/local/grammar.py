@@ -36,10 +36,12 @@ def _any_case(words: str) -> str:
     )
 
 
-_ECHOES = ("to call a function",)
-"""Openings free text may not have: the template's calling instructions. The 1.5B model
-wrote them out before a call on turn after turn (threejs/floor-box-sun: ~60 tokens, some
-6 s, each time) and as its answer; banned, it writes the call (or its answer) instead."""
+_ECHOES = ("to call",)
+"""Openings free text may not have: the template's calling instructions ("To call a
+function, reply with only a JSON object ..."). The 1.5B model wrote them out before a call
+on turn after turn (threejs/floor-box-sun: ~60 tokens, some 6 s, each time) and as its
+answer. With "to call a function" banned it wrote "To call a new function, reply with ..."
+(finance/compare-aapl-ibm), so the two words are banned: no answer opens with them."""
 
 # Free text may not open like a call would: ``{`` (our call format), ``[`` (a list of calls)
 # or a backtick (a fenced JSON block), nor with the calling instructions (``_ECHOES``).
