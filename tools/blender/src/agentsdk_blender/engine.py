@@ -75,8 +75,9 @@ def _material_values(mat: Any) -> JSON:
     }
 
 
-def _describe(obj: Any, depsgraph: Any) -> JSON:
-    geometry = engine_place.world_geometry(obj, depsgraph)
+def _describe(obj: Any, depsgraph: Any, geometry: engine_place.Geometry | None = None) -> JSON:
+    if geometry is None:
+        geometry = engine_place.world_geometry(obj, depsgraph)
     described = {
         "name": obj.name,
         "type": obj.type,
@@ -178,10 +179,12 @@ def _placed(obj: Any, args: JSON, *, new: bool = False) -> JSON:
         keep = args.get("location") is not None
         detail = engine_place.rest(obj, args["rest_on"], keep_xy=keep, new=new)
     bpy.context.view_layer.update()
-    described = _describe(obj, bpy.context.evaluated_depsgraph_get())
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    geometry = engine_place.world_geometry(obj, depsgraph)  # measured once, for both
+    described = _describe(obj, depsgraph, geometry)
     if detail is not None:
         described["rests_on"] = detail
-    seen = engine_sight.sight_note(obj)
+    seen = engine_sight.sight_note(obj, geometry.points)
     if seen is not None:
         described["camera_view"] = seen
     return described

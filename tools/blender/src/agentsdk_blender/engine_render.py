@@ -149,7 +149,7 @@ def fit_view(args: JSON) -> JSON:
     hidden = _fit_seen(camera, points, direction, (size[0], size[1]), margin, framed, geometry)
     note = None
     if hidden:
-        best, last = (len(hidden), asked, hidden), asked
+        best, last = (asked, hidden), asked
         for other in sorted(
             (Vector(v) for v in VIEW_DIRECTIONS.values()),
             key=lambda v: -v.normalized().dot(asked.normalized()),
@@ -158,19 +158,19 @@ def fit_view(args: JSON) -> JSON:
                 continue
             left = _fit_seen(camera, points, other, (size[0], size[1]), margin, framed, geometry)
             last = other
-            if len(left) < best[0]:
-                best = (len(left), other, left)
+            if len(left) < len(best[1]):
+                best = (other, left)
             if not left:
                 break
         first = ", ".join(f"{n} behind {b}" for n, b in sorted(hidden.items()))
-        if best[1] is not asked:
+        side, hidden = best
+        if side is not asked:
             note = (
                 f"from {_vec(asked)} {first} would be hidden, so the camera looks from "
-                f"{_vec(best[1])} instead"
+                f"{_vec(side)} instead"
             )
-        if last is not best[1]:  # back to the best side tried
-            _fit_seen(camera, points, best[1], (size[0], size[1]), margin, framed, geometry)
-        hidden = best[2]
+        if last is not side:  # back to the best side tried
+            _fit_seen(camera, points, side, (size[0], size[1]), margin, framed, geometry)
     return {
         "camera": camera.name,
         "location": [round(v, 6) for v in camera.location],

@@ -113,8 +113,9 @@ _NOTABLE = 0.05
 """The share of an object's sampled points, hidden or out of frame, worth a note."""
 
 
-def sight_note(obj: Any) -> str | None:
-    """What the scene camera cannot see of ``obj``: ``hidden behind Wall from the scene
+def sight_note(obj: Any, points: Any | None = None) -> str | None:
+    """What the scene camera cannot see of ``obj`` (``points``: its world vertices, if the
+    caller has them): ``hidden behind Wall from the scene
     camera Camera`` (none of it seen), ``40% hidden behind Wall ...`` (of its sampled
     points), ``outside the frame ...`` or ``30% outside the frame ...``; None when it sees
     all of it (to the nearest 5%), or without a camera or geometry."""
@@ -123,7 +124,8 @@ def sight_note(obj: Any) -> str | None:
     camera = bpy.context.scene.camera
     if camera is None or obj == camera:
         return None
-    points = world_geometry(obj).points
+    if points is None:  # the caller's world geometry of obj, when it has it
+        points = world_geometry(obj).points
     if not len(points):
         return None
     looked = sight(camera, obj.name, [points])

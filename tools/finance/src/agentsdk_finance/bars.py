@@ -224,6 +224,7 @@ def clean_bars(
             symbol=symbol,
             provider=provider,
             rows=listing(problems) if usable else "",
+            where=where,
         )
     keep = np.ones(len(frame), dtype=bool)
     keep[bad_rows] = False
@@ -272,6 +273,7 @@ def _resolve_duplicates(
                 symbol=symbol,
                 provider=provider,
                 rows=f"{shown}{more}",
+                where=where,
             )
         notes.append(
             f"kept the {rule} of conflicting rows on {len(conflicts)} date(s): {shown}{more}"

@@ -25,6 +25,7 @@ class MarketDataError(Exception):
         provider: the provider's name.
         rows: for ``bad_data`` about particular rows, those rows as the reason lists them
             (``line 52 (2008-03-14): close 0; ...``); empty otherwise.
+        where: the file or endpoint the rows are in, when ``rows`` are given.
     """
 
     def __init__(
@@ -35,12 +36,14 @@ class MarketDataError(Exception):
         symbol: str | None = None,
         provider: str = "",
         rows: str = "",
+        where: str = "",
     ) -> None:
         self.kind: FailureKind = kind
         self.reason = reason
         self.symbol = symbol
         self.provider = provider
         self.rows = rows
+        self.where = where
         where = f"{provider} " if provider else ""
         about = f" for {symbol}" if symbol else ""
         super().__init__(f"{where}{kind}{about}: {reason}")

@@ -52,7 +52,7 @@ def _bad_rows_error(err: MarketDataError) -> str:
     the bad rows *last*. A small model quotes a result's last sentence as its answer: with
     the instruction last, the 1.5B model answered finance/damaged-file with the instruction
     ("tell the user which rows, do not guess numbers") instead of the rows."""
-    where = err.reason.split(" has ", 1)[0] if " has " in err.reason else "the data"
+    where = err.where or "the data"
     return (
         f"bad_data: {where} holds faulty rows, so no figure can be given and no other call "
         f"will give one. Tell the user which rows are bad: {err.rows}."

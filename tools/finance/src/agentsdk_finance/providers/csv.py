@@ -190,6 +190,7 @@ class CsvProvider:
                 "fill them in or load the file with bad_bars='drop'",
                 provider=self.name,
                 rows=f"lines {lines} have no {key}",
+                where=str(path),
             )
         return {
             str(sym): self._clean(part.drop(columns=[key]), str(sym), path)
