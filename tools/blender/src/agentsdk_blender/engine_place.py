@@ -113,7 +113,8 @@ def _in_any_case(target: str) -> Any | None:
 
 
 def _support(obj: Any, target: str) -> Any | None:
-    """The object to rest on, or None for the ground."""
+    """The object to rest on, None for the ground, or ``obj`` itself when ``target`` names
+    it in any of the ways a support is named."""
     support = bpy.data.objects.get(target) or _named_at_start(target) or _in_any_case(target)
     if support is None:
         if _GROUND_WORDS.fullmatch(target.strip()):
@@ -124,7 +125,7 @@ def _support(obj: Any, target: str) -> Any | None:
             + meant(target, leave_out=obj)
         )
     if support == obj:
-        raise CommandError(f"{obj.name!r} cannot rest on itself")
+        return obj  # the caller decides what resting on itself means
     parent = support.parent
     while parent is not None:
         if parent == obj:
@@ -154,11 +155,11 @@ def rest(obj: Any, target: str, *, keep_xy: bool, new: bool = False) -> str | No
     Nothing stands on itself, and small models fill ``rest_on`` with the object's own name
     (blender/row-of-posts looped on that error): a ``new`` object named as its own support
     goes on the ground; one already placed stays where it is (None: nothing was done)."""
-    if target.strip() == obj.name:
+    support = _support(obj, target)
+    if support == obj:
         if not new:
             return None
-        target = GROUND
-    support = _support(obj, target)
+        support = None
     bpy.context.view_layer.update()
     points = _points(obj, "rest")
     delta = Vector((0.0, 0.0, 0.0))

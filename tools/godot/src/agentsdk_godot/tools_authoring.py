@@ -254,7 +254,8 @@ class AuthoringTools(GodotToolkitBase):
         return f"measured size {shown(bounds.size)}"
 
     def _check_support(self, doc: SceneFile, scene: str, rest_on: str, name: str) -> None:
-        """Refuse a rest_on that names no node, before anything is written."""
+        """Refuse a rest_on that names no node, before anything is written (a node's own name
+        was read already, by `_meant_support`)."""
         if rest_on.strip() == GROUND:
             return
         try:
@@ -264,8 +265,6 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(
                 f'rest_on: {scene} has no node {rest_on!r}; use "{GROUND}" (y=0) or one of: {known}'
             ) from None
-        if rest_on.strip().strip("/") == name:
-            raise ToolError(f"rest_on: {name} cannot rest on itself")
 
     async def _rest(
         self, scene: str, doc: SceneFile, node: NodeEntry, rest_on: str, *, centre: bool
