@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
@@ -24,6 +25,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "demo_latency.json"
+_CALL = re.compile(r"^\[\s*[\d.]+s\]\s+(->|→) ")  # a tool-call line of the demo's progress
+_KEPT = ("<- ", "← ", "prefix cache", "engine ready", "turn 1:")
 
 
 def run_demo(kv_dir: Path, timeout: float) -> dict[str, Any]:
@@ -39,7 +42,7 @@ def run_demo(kv_dir: Path, timeout: float) -> dict[str, Any]:
     assert process.stderr is not None
     for line in process.stderr:  # progress lines arrive as they happen
         lines.append(line.rstrip())
-        if first_call is None and "  → " in line:
+        if first_call is None and _CALL.search(line):
             first_call = time.perf_counter() - started
         if time.perf_counter() - started > timeout:
             process.kill()
@@ -51,7 +54,7 @@ def run_demo(kv_dir: Path, timeout: float) -> dict[str, Any]:
         "total_s": round(time.perf_counter() - started, 2),
         "exit_code": code,
         "answer": output.strip()[:300],
-        "progress": [line for line in lines if "→" in line or "←" in line or "prefix" in line],
+        "progress": [line for line in lines if _CALL.search(line) or any(k in line for k in _KEPT)],
     }
 
 

@@ -1,9 +1,10 @@
 """Sum up `agentsdk eval` result folders: a Markdown table and a JSON file.
 
 Each folder is what `agentsdk eval SUITE --out DIR` wrote (rollouts.jsonl, trajectories/).
-Per suite: passed / rollouts, median and max seconds per task, median tokens per task,
-turns per tier, tool calls, and how many calls the tools refused as unknown or
-schema-invalid (read from the tool results in the trajectories).
+Per suite: passed / rollouts, median and max seconds per task, seconds per solved task
+(every task's seconds over the tasks passed), median tokens per task, turns per tier,
+tool calls, and how many calls the tools refused as unknown or schema-invalid (read from
+the tool results in the trajectories).
 
     uv run --no-sync python benchmarks/eval_table.py DIR... [--label NAME] [--out FILE.json]
 """
@@ -57,14 +58,17 @@ def summarise(folder: Path) -> dict[str, Any]:
             key = turn.get("tier") or "single"
             tiers[key] = tiers.get(key, 0) + 1
     calls, refused = _calls(folder)
+    solved = sum(r["status"] == "passed" for r in rollouts)
     return {
         "suite": rollouts[0]["task_id"].split("/")[0] if rollouts else folder.name,
         "model": rollouts[0]["model"] if rollouts else "",
-        "passed": sum(r["status"] == "passed" for r in rollouts),
+        "passed": solved,
         "rollouts": len(rollouts),
         "median_s": round(statistics.median(seconds), 1) if seconds else None,
         "max_s": round(max(seconds), 1) if seconds else None,
         "over_300_s": sum(s > 300 for s in seconds),
+        "total_s": round(sum(seconds), 1),
+        "s_per_solved": round(sum(seconds) / solved, 1) if solved else None,
         "median_tokens": int(statistics.median(tokens)) if tokens else None,
         "tier_turns": tiers,
         "tool_calls": calls,
@@ -91,14 +95,15 @@ def main() -> None:
     args = parser.parse_args()
     rows = [summarise(f) for f in args.folders]
     print(
-        "| suite | model | passed | median s (max) | median tokens | tier turns | calls (refused) |"
+        "| suite | model | passed | median s (max) | s per solved task | median tokens "
+        "| tier turns | calls (refused) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         share = 100 * row["passed"] / max(1, row["rollouts"])
         print(
             f"| {row['suite']} | {row['model']} | {row['passed']}/{row['rollouts']} ({share:.0f}%) "
-            f"| {row['median_s']} ({row['max_s']}) | {row['median_tokens']} "
+            f"| {row['median_s']} ({row['max_s']}) | {row['s_per_solved']} | {row['median_tokens']} "
             f"| {row['tier_turns']} | {row['tool_calls']} ({row['refused_calls']}) |"
         )
     if args.out:

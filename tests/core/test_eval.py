@@ -273,6 +273,8 @@ async def test_the_eval_table_sums_up_a_results_folder(tmp_path: Path) -> None:
     assert passed == {"tally/marks-2"}  # exactly two marks, as the lazy model makes
     assert row["tool_calls"] == sum(len(r["tool_calls"]) for r in row["tasks"].values())
     assert row["refused_calls"] == 0 and f"| {row['passed']}/{row['rollouts']} " in shown.stdout
+    seconds = sum(r["seconds"] for r in row["tasks"].values())  # every task's time, 1 solved
+    assert row["s_per_solved"] == pytest.approx(seconds / len(passed), abs=0.1 * len(row["tasks"]))
 
 
 async def test_a_timed_out_rollout_keeps_the_calls_it_made(tmp_path: Path) -> None:
