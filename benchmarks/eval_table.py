@@ -59,6 +59,7 @@ def summarise(folder: Path) -> dict[str, Any]:
             tiers[key] = tiers.get(key, 0) + 1
     calls, refused = _calls(folder)
     solved = sum(r["status"] == "passed" for r in rollouts)
+    total = sum(seconds)
     return {
         "suite": rollouts[0]["task_id"].split("/")[0] if rollouts else folder.name,
         "model": rollouts[0]["model"] if rollouts else "",
@@ -67,8 +68,8 @@ def summarise(folder: Path) -> dict[str, Any]:
         "median_s": round(statistics.median(seconds), 1) if seconds else None,
         "max_s": round(max(seconds), 1) if seconds else None,
         "over_300_s": sum(s > 300 for s in seconds),
-        "total_s": round(sum(seconds), 1),
-        "s_per_solved": round(sum(seconds) / solved, 1) if solved else None,
+        "total_s": round(total, 1),
+        "s_per_solved": round(total / solved, 1) if solved else None,
         "median_tokens": int(statistics.median(tokens)) if tokens else None,
         "tier_turns": tiers,
         "tool_calls": calls,
