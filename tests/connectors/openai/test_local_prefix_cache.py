@@ -14,7 +14,7 @@ import pytest
 from agentsdk.tools import ToolSpec
 from agentsdk_openai import LocalChatModel, LocalEngine
 
-from agentsdk import Message, ModelRequest, ModelSettings
+from agentsdk import Message, ModelRequest, ModelSettings, TextPart, ToolCallPart, ToolResultPart
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -93,3 +93,48 @@ async def test_a_new_engine_process_restores_the_prefix(
         again = await model.request(_request(system, tool))
         assert again.tool_calls
         await model.aclose()
+
+
+async def test_an_answer_only_turn_reads_on_from_the_conversation_in_the_slot(
+    tmp_path: Path, engine_pids: list[int]
+) -> None:
+    # The loop guard's last turn and an escalated answer ask with tool_choice="none". The
+    # tools are still in that prompt, so the slot's conversation is a prefix of it: the
+    # turn must read on from there, not restore a tool-less system turn over it.
+    system = f"Session {secrets.token_hex(4)}. You are a careful market analyst. " * 6
+    tool = _tool("Look up the latest price of a stock.")
+    call = ToolCallPart(name="lookup", arguments={"ticker": "MSFT"}, id="call_1")
+    result = ToolResultPart(
+        call_id="call_1",
+        name="lookup",
+        parts=[TextPart(text='{"ticker": "MSFT", "price": 412.37, "date": "2026-11-30"} ' * 8)],
+    )
+    conversation = [
+        Message.system(system),
+        Message.user("Look up MSFT and tell me its price."),
+        Message(role="assistant", parts=[call]),
+        Message(role="tool", parts=[result]),
+    ]
+    engine = LocalEngine("qwen2.5-coder-0.5b", kv_cache_dir=tmp_path)
+    async with engine:
+        assert engine.pid is not None
+        engine_pids.append(engine.pid)
+        model = LocalChatModel(engine)
+        settings = ModelSettings(temperature=0, max_tokens=24)
+        auto = await model.request(
+            ModelRequest(messages=conversation, tools=[tool], settings=settings)
+        )
+        answer = await model.request(
+            ModelRequest(
+                messages=conversation,
+                tools=[tool],
+                settings=settings.model_copy(update={"tool_choice": "none"}),
+            )
+        )
+        await model.aclose()
+    # One prefix (system turn and tools) was put in place, by the first turn only.
+    assert [e.action for e in model.prefix_events] == ["saved"]
+    # The answer turn reused all the conversation but the tail after the last result.
+    assert auto.usage.input_tokens > 200
+    assert answer.usage.cache_read_tokens >= auto.usage.input_tokens - 40
+    assert not answer.tool_calls and answer.text.strip()
