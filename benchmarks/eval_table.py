@@ -4,7 +4,8 @@ Each folder is what `agentsdk eval SUITE --out DIR` wrote (rollouts.jsonl, traje
 Per suite: passed / rollouts, median and max seconds per task, seconds per solved task
 (every task's seconds over the tasks passed), median tokens per task, turns per tier,
 tool calls, and how many calls the tools refused as unknown or schema-invalid (read from
-the tool results in the trajectories).
+the tool results in the trajectories). With k samples per task (`--k`), also pass@k (the
+unbiased estimate, averaged over tasks) and each task's samples.
 
     uv run --no-sync python benchmarks/eval_table.py DIR... [--label NAME] [--out FILE.json]
 """
@@ -16,6 +17,8 @@ import json
 import statistics
 from pathlib import Path
 from typing import Any
+
+from agentsdk.tasks.summary import pass_at_k
 
 REFUSED = ("Unknown tool '", "The arguments for tool '", "Invalid arguments for tool '")
 
@@ -74,17 +77,44 @@ def summarise(folder: Path) -> dict[str, Any]:
         "tier_turns": tiers,
         "tool_calls": calls,
         "refused_calls": refused,
-        "tasks": {
-            r["task_id"]: {
-                "status": r["status"],
-                "score": (r.get("verdict") or {}).get("score"),
-                "seconds": round(r["seconds"], 1),
-                "tool_calls": r.get("tool_calls", []),
-                "tiers": [t.get("tier") for t in r.get("turn_records") or []],
-                "error": (r.get("error") or "")[:200] or None,
-            }
-            for r in sorted(rollouts, key=lambda r: r["task_id"])
-        },
+        **_per_task(rollouts),
+    }
+
+
+def _sample(r: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "status": r["status"],
+        "score": (r.get("verdict") or {}).get("score"),
+        "seconds": round(r["seconds"], 1),
+        "tool_calls": r.get("tool_calls", []),
+        "tiers": [t.get("tier") for t in r.get("turn_records") or []],
+        "error": (r.get("error") or "")[:200] or None,
+    }
+
+
+def _per_task(rollouts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One sample per task: its record; k samples: k, pass@k and every task's samples."""
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for r in sorted(rollouts, key=lambda r: (r["task_id"], r["sample"])):
+        by_task.setdefault(r["task_id"], []).append(r)
+    k = max((len(runs) for runs in by_task.values()), default=1)
+    if k == 1:
+        return {"tasks": {task: _sample(runs[0]) for task, runs in by_task.items()}}
+    tasks = {}
+    for task, runs in by_task.items():
+        passed = sum(r["status"] == "passed" for r in runs)
+        tasks[task] = {
+            "runs": len(runs),
+            "passed": passed,
+            "pass_at_k": round(pass_at_k(len(runs), passed, k), 3),
+            "samples": [_sample(r) for r in runs],
+        }
+    share = sum(t["pass_at_k"] for t in tasks.values()) / len(tasks)
+    return {
+        "k": k,
+        "pass_at_k": round(share, 3),
+        "tasks_passed_at_k": sum(t["passed"] > 0 for t in tasks.values()),
+        "tasks": tasks,
     }
 
 
@@ -96,16 +126,23 @@ def main() -> None:
     args = parser.parse_args()
     rows = [summarise(f) for f in args.folders]
     print(
-        "| suite | model | passed | median s (max) | s per solved task | median tokens "
-        "| tier turns | calls (refused) |"
+        "| suite | model | passed | pass@k | median s (max) | s per solved task "
+        "| median tokens | tier turns | calls (refused) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         share = 100 * row["passed"] / max(1, row["rollouts"])
+        at_k = (
+            f"pass@{row['k']} {100 * row['pass_at_k']:.0f}% ({row['tasks_passed_at_k']}/"
+            f"{len(row['tasks'])} tasks)"
+            if "k" in row
+            else "-"
+        )
         print(
             f"| {row['suite']} | {row['model']} | {row['passed']}/{row['rollouts']} ({share:.0f}%) "
-            f"| {row['median_s']} ({row['max_s']}) | {row['s_per_solved']} | {row['median_tokens']} "
-            f"| {row['tier_turns']} | {row['tool_calls']} ({row['refused_calls']}) |"
+            f"| {at_k} | {row['median_s']} ({row['max_s']}) | {row['s_per_solved']} "
+            f"| {row['median_tokens']} | {row['tier_turns']} | {row['tool_calls']} "
+            f"({row['refused_calls']}) |"
         )
     if args.out:
         args.out.write_text(json.dumps({"label": args.label, "suites": rows}, indent=1) + "\n")

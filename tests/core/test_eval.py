@@ -277,6 +277,40 @@ async def test_the_eval_table_sums_up_a_results_folder(tmp_path: Path) -> None:
     assert row["s_per_solved"] == pytest.approx(seconds / len(passed), abs=0.1 * len(row["tasks"]))
 
 
+async def test_the_eval_table_gives_pass_at_k_and_every_sample(tmp_path: Path) -> None:
+    # Per task, this model's first rollout makes two marks and its second one, so with
+    # k = 2 "make exactly 2 marks" passes in one sample of two: pass@2 100%, and so does
+    # "make exactly 1 mark"; 3 and 4 marks never pass.
+    seen: Counter[str] = Counter()
+
+    def alternating(request: ModelRequest) -> ToolCallPart | str:
+        made = sum(1 for m in request.messages if m.role == "tool")
+        prompt = next(m.text for m in request.messages if m.role == "user")
+        if made == 0:
+            seen[prompt] += 1
+        return ToolCallPart(name="mark", arguments={}) if made < 1 + seen[prompt] % 2 else "done"
+
+    await evaluate(suite(), FunctionModel(alternating, name="alt"), out=tmp_path / "e", k=2)
+    out = tmp_path / "table.json"
+    script = Path(__file__).parents[2] / "benchmarks" / "eval_table.py"
+    shown = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "e"), "--out", str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    (row,) = json.loads(out.read_text())["suites"]
+    assert row["k"] == 2 and row["rollouts"] == 2 * len(row["tasks"])
+    two = row["tasks"]["tally/marks-2"]
+    assert (two["runs"], two["passed"], two["pass_at_k"]) == (2, 1, 1.0)
+    assert sorted(s["status"] for s in two["samples"]) == ["failed", "passed"]
+    assert sorted(len(s["tool_calls"]) for s in two["samples"]) == [1, 2]
+    assert row["tasks"]["tally/marks-1"]["passed"] == 1 and row["tasks_passed_at_k"] == 2
+    assert row["passed"] == 2 and row["pass_at_k"] == 0.5  # 2 of 4 tasks, each surely
+    expected = sum(pass_at_k(t["runs"], t["passed"], 2) for t in row["tasks"].values())
+    assert row["pass_at_k"] == pytest.approx(expected / len(row["tasks"]), abs=1e-3)
+    assert row["tasks_passed_at_k"] == sum(t["passed"] > 0 for t in row["tasks"].values())
+    assert f"pass@2 {100 * row['pass_at_k']:.0f}%" in shown.stdout
+
+
 async def test_a_timed_out_rollout_keeps_the_calls_it_made(tmp_path: Path) -> None:
     # A run stopped by its timeout has no RunResult; its calls and results come from its
     # events, so the verdict, the rollout record and the trajectory still show the work.
