@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import ast
 import importlib
-import importlib.util
 import json
 import os
 import re
+import runpy
 import subprocess
 import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -30,12 +30,9 @@ DATA_LANGUAGES = {"toml", "json", "yaml"}
 SHOWN_LANGUAGES = {"", "text", "html"}  # output and listings: shown, not run
 
 
-def hook() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_include", DOCS / "hooks" / "include.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def hook() -> dict[str, Any]:
+    """The globals of the site's include hook (docs/hooks/include.py)."""
+    return runpy.run_path(str(DOCS / "hooks" / "include.py"))
 
 
 @dataclass
@@ -86,9 +83,9 @@ def page_blocks(page: Path) -> tuple[list[Block], list[Block]]:
     """(blocks written on the page, blocks of the files it includes)."""
     uri = page.relative_to(DOCS).as_posix()
     text = page.read_text(encoding="utf-8")
-    mine = fenced_blocks(hook().INCLUDE.sub("", text), uri, f"docs/{uri}")
+    mine = fenced_blocks(hook()["INCLUDE"].sub("", text), uri, f"docs/{uri}")
     included: list[Block] = []
-    for match in hook().INCLUDE.finditer(text):
+    for match in hook()["INCLUDE"].finditer(text):
         if match.group(1):  # include-code: examples, checked by test_examples_are_run
             continue
         source = match.group(2)
@@ -234,7 +231,9 @@ def test_included_member_blocks_that_need_no_engine_or_network_run(tmp_path: Pat
 
 
 def test_examples_are_all_shown_and_each_is_run_by_a_test() -> None:
-    page, _ = hook().expand((DOCS / "examples.md").read_text(encoding="utf-8"), "examples.md", {})
+    page, _ = hook()["expand"](
+        (DOCS / "examples.md").read_text(encoding="utf-8"), "examples.md", {}
+    )
     tests = "\n".join(p.read_text(errors="replace") for p in (ROOT / "tests").rglob("test_*.py")
                       if "node_modules" not in p.parts and ".venv" not in p.parts)  # fmt: skip
     for example in sorted((ROOT / "examples").glob("*.py")):
@@ -253,7 +252,7 @@ def test_llms_txt_links_every_page_and_only_files_that_exist() -> None:
         rel = page.relative_to(ROOT).as_posix()
         if rel.startswith("docs/concepts/") or rel == "docs/getting-started.md":
             assert rel in listed, rel
-    for source in hook().includes(DOCS):
+    for source in hook()["includes"](DOCS):
         assert source in listed, source
 
 
