@@ -120,7 +120,7 @@ async def test_an_answer_only_turn_reads_on_from_the_conversation_in_the_slot(
         assert engine.pid is not None
         engine_pids.append(engine.pid)
         model = LocalChatModel(engine)
-        settings = ModelSettings(temperature=0, max_tokens=24)
+        settings = ModelSettings(temperature=0, max_tokens=24, allow_truncated=True)
         auto = await model.request(
             ModelRequest(messages=conversation, tools=[tool], settings=settings)
         )
