@@ -106,3 +106,22 @@ def test_each_tool_and_each_cue_starts_its_own_line() -> None:
     assert '\n{"name": "fit_view"' in prompt and '\n{"name": "render"' in prompt
     assert "(right)\nNever repeat a function call" in prompt
     assert "hint: frame it\nThe result has a hint" in _render(REPORT + "\nhint: frame it")
+
+
+def test_older_results_read_the_same_whatever_this_turn_asks() -> None:
+    # The engine reuses the KV cache only up to the first token that differs from the last
+    # prompt: a cue under an older result that followed this turn's kwargs (next step or
+    # answer, answer only) made every turn that switched between them read the whole
+    # conversation again. Only what follows the newest result may differ.
+    older, newest = REPORT, "view camera: 1 of 1 objects visible\nbox: 31%, centre, red"
+    prompts = [
+        _render(older, newest, next_step=True),
+        _render(older, newest, next_step=False),
+        _render(older, newest, answer_only=True),
+        _render(older, newest),
+    ]
+    cut = prompts[0].rindex(newest) + len(newest)
+    assert all(p[:cut] == prompts[0][:cut] for p in prompts)
+    assert len({p[cut:] for p in prompts}) == 3  # no kwargs and next_step=False read alike
+    assert prompts[0][:cut].count("Never repeat a function call you already made.") == 1
+    assert "reply to me in plain text now" not in prompts[0][:cut]
