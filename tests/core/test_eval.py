@@ -14,6 +14,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agentsdk.models import ModelRequest
@@ -254,6 +255,18 @@ def test_pass_at_k_is_the_chance_that_some_draw_of_k_passes(n: int, c: int, k: i
     assert math.isclose(pass_at_k(n, c, k), expected)
 
 
+def _eval_table(results: Path) -> tuple[dict[str, Any], str]:
+    """benchmarks/eval_table.py run on one results folder: its suite row and its table."""
+    out = results.parent / "table.json"
+    script = Path(__file__).parents[2] / "benchmarks" / "eval_table.py"
+    shown = subprocess.run(
+        [sys.executable, str(script), str(results), "--out", str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    (row,) = json.loads(out.read_text())["suites"]
+    return row, shown.stdout
+
+
 async def test_the_eval_table_sums_up_a_results_folder(tmp_path: Path) -> None:
     # benchmarks/eval_table.py reads what `agentsdk eval` wrote; a lazy model stops after 2 marks.
     def two_marks_then_stop(request: ModelRequest) -> ToolCallPart | str:
@@ -261,18 +274,12 @@ async def test_the_eval_table_sums_up_a_results_folder(tmp_path: Path) -> None:
         return ToolCallPart(name="mark", arguments={}) if made < 2 else "done"
 
     await evaluate(suite(), FunctionModel(two_marks_then_stop, name="lazy"), out=tmp_path / "e")
-    out = tmp_path / "table.json"
-    script = Path(__file__).parents[2] / "benchmarks" / "eval_table.py"
-    shown = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "e"), "--out", str(out)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    (row,) = json.loads(out.read_text())["suites"]
+    row, shown = _eval_table(tmp_path / "e")
     passed = {t for t, r in row["tasks"].items() if r["status"] == "passed"}
     assert row["rollouts"] == len(suite().tasks) and row["passed"] == len(passed)
     assert passed == {"tally/marks-2"}  # exactly two marks, as the lazy model makes
     assert row["tool_calls"] == sum(len(r["tool_calls"]) for r in row["tasks"].values())
-    assert row["refused_calls"] == 0 and f"| {row['passed']}/{row['rollouts']} " in shown.stdout
+    assert row["refused_calls"] == 0 and f"| {row['passed']}/{row['rollouts']} " in shown
     seconds = sum(r["seconds"] for r in row["tasks"].values())  # every task's time, 1 solved
     assert row["s_per_solved"] == pytest.approx(seconds / len(passed), abs=0.1 * len(row["tasks"]))
 
@@ -291,13 +298,7 @@ async def test_the_eval_table_gives_pass_at_k_and_every_sample(tmp_path: Path) -
         return ToolCallPart(name="mark", arguments={}) if made < 1 + seen[prompt] % 2 else "done"
 
     await evaluate(suite(), FunctionModel(alternating, name="alt"), out=tmp_path / "e", k=2)
-    out = tmp_path / "table.json"
-    script = Path(__file__).parents[2] / "benchmarks" / "eval_table.py"
-    shown = subprocess.run(
-        [sys.executable, str(script), str(tmp_path / "e"), "--out", str(out)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    (row,) = json.loads(out.read_text())["suites"]
+    row, shown = _eval_table(tmp_path / "e")
     assert row["k"] == 2 and row["rollouts"] == 2 * len(row["tasks"])
     two = row["tasks"]["tally/marks-2"]
     assert (two["runs"], two["passed"], two["pass_at_k"]) == (2, 1, 1.0)
@@ -308,7 +309,7 @@ async def test_the_eval_table_gives_pass_at_k_and_every_sample(tmp_path: Path) -
     expected = sum(pass_at_k(t["runs"], t["passed"], 2) for t in row["tasks"].values())
     assert row["pass_at_k"] == pytest.approx(expected / len(row["tasks"]), abs=1e-3)
     assert row["tasks_passed_at_k"] == sum(t["passed"] > 0 for t in row["tasks"].values())
-    assert f"pass@2 {100 * row['pass_at_k']:.0f}%" in shown.stdout
+    assert f"pass@2 {100 * row['pass_at_k']:.0f}%" in shown
 
 
 async def test_a_timed_out_rollout_keeps_the_calls_it_made(tmp_path: Path) -> None:

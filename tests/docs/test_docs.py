@@ -6,6 +6,7 @@ is run by a test, and llms.txt points at pages that exist."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import json
 import os
@@ -30,8 +31,9 @@ DATA_LANGUAGES = {"toml", "json", "yaml"}
 SHOWN_LANGUAGES = {"", "text", "html"}  # output and listings: shown, not run
 
 
+@functools.cache
 def hook() -> dict[str, Any]:
-    """The globals of the site's include hook (docs/hooks/include.py)."""
+    """The globals of the site's include hook (docs/hooks/include.py), read once."""
     return runpy.run_path(str(DOCS / "hooks" / "include.py"))
 
 

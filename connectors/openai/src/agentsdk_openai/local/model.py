@@ -427,7 +427,7 @@ class LocalChatModel(OpenAIChatModel):
         # Constrained, the tools are in the prompt on every turn that has them, a
         # tool_choice="none" turn too (its grammar allows text only); a prefix without them
         # would be restored over the slot's whole conversation, which then has to be read
-        # again (90 s for 5,300 tokens of a finance run on 2 cores).
+        # again (~105 s for 5,300 tokens of a finance run on 2 cores).
         offered = bool(request.tools) and (constrained or request.settings.tool_choice != "none")
         tools_json = self._tools_json(request.tools) if offered else ""
         memo = (system, tools_json, constrained)
