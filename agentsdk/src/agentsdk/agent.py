@@ -18,10 +18,10 @@ from ._held import HeldOpen
 from .artifacts import ArtifactStore, default_runs_dir
 from .errors import RunTimeout
 from .events import Event, RunFailed, RunFinished, RunPaused
-from .loop import RunConfig, run_events
+from .loop import RunConfig, first_request, run_events
 from .loopguard import LoopGuard
 from .messages import Message
-from .models import Model, ModelSettings, Tiers
+from .models import Model, ModelSettings, Tiers, warm_up_soon
 from .output import OutputSpec
 from .plugins import load_toolkit, resolve_model
 from .result import RunResult
@@ -236,6 +236,13 @@ class Agent(HeldOpen):
         )
         tracer = observe_run(self, cfg)  # the JSONL trace and OpenTelemetry, if any
         deadline = anyio.current_effective_deadline()
+        warming = None
+        if self.toolkits:  # the model (a local engine) gets ready while the toolkits start
+            # Tools a changing toolkit lists once started are not known yet: engine only.
+            opening = (
+                first_request(cfg, prompt) if prompt is not None and not self._changing else None
+            )
+            warming = cfg.warming = warm_up_soon(cfg.model, opening)
         try:
             async with AsyncExitStack() as stack:
                 for toolkit in self.toolkits:
@@ -272,6 +279,8 @@ class Agent(HeldOpen):
                     # a timed-out sync tool that returns after the run went to the trace
                     cfg.late = _LateEvents(self.trace)
         finally:
+            if warming is not None and not warming.done():
+                warming.cancel()  # the run ended before its first request needed it
             if tracer is not None:
                 tracer.close()
 

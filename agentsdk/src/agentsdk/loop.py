@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -61,7 +61,7 @@ from .models import (
 )
 from .output import OutputSpec
 from .result import RunResult
-from .tools import Tool, ToolContext, ToolOutcome
+from .tools import Tool, ToolContext, ToolOutcome, ToolSpec
 
 
 @dataclass(slots=True)
@@ -146,9 +146,9 @@ class RunConfig:
     reset_tool_choice: bool = True
     """After a turn that called tools, a forced tool_choice becomes "auto"."""
     guard: LoopGuard | None = None
+    """Loop and stall detection for this run (``None``: off)."""
     answer_hooks: list[Callable[[str, list[Message]], str]] = field(default_factory=list)
     """Toolkits' ``on_answer``: each may complete the final text answer."""
-    """Loop and stall detection for this run (``None``: off)."""
     refresh_tools: Callable[[], dict[str, Tool] | None] | None = None
     """Called before each later turn: the new tools when a toolkit's changed, else None."""
     progress: Progress | None = None
@@ -158,6 +158,9 @@ class RunConfig:
     late: list[Event] = field(default_factory=list)
     """Events that happened off the loop (a timed-out tool returning), emitted at the
     next step boundary."""
+    warming: Awaitable[None] | None = None
+    """The model's warm-up, started while the toolkits did (``models.warm_up_soon``):
+    the first request waits for it to end."""
 
 
 def _profile(model: Model | Tiers) -> ModelProfile:
@@ -184,6 +187,32 @@ async def _stream(
     raise UnexpectedModelBehavior(f"model {model.name} ended its stream without a response")
 
 
+def _request(
+    cfg: RunConfig, messages: list[Message], specs: list[ToolSpec], settings: ModelSettings
+) -> ModelRequest:
+    """The request for one turn (values the loop holds are valid: built unvalidated)."""
+    output = cfg.output
+    return _trusted(
+        ModelRequest,
+        {
+            "messages": list(messages),
+            "tools": specs,
+            "settings": settings,
+            "output_schema": output.schema if output else None,
+            "output_name": output.name if output else None,
+        },
+        {"messages", "tools", "settings", "output_schema", "output_name"},
+    )
+
+
+def first_request(cfg: RunConfig, prompt: str | Message) -> ModelRequest:
+    """The request a new run's first turn makes: what a model can warm up for while the
+    toolkits start (``models.warm_up_soon``)."""
+    user = prompt if isinstance(prompt, Message) else Message.user(prompt)
+    specs = [t.spec() for t in cfg.tools.values()]
+    return _request(cfg, [*cfg.messages, user], specs, cfg.settings)
+
+
 async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGenerator[Event, None]:
     """Run the loop, yielding events; the last one is ``RunFinished`` (or ``RunPaused``).
     ``prompt=None`` continues ``cfg.progress`` (a resumed run)."""
@@ -195,8 +224,6 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
     p = cfg.progress
     hooks = cfg.hooks
     specs = [t.spec() for t in cfg.tools.values()]
-    output_schema = cfg.output.schema if cfg.output else None
-    output_name = cfg.output.name if cfg.output else None
     profile = _profile(cfg.model)
     budget = p.budget
     usages = p.usages
@@ -229,17 +256,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
             if cfg.guard is not None and cfg.guard.answer_now and specs:
                 # One more looping turn ends the run: ask for the answer instead of a call.
                 settings = settings.model_copy(update={"tool_choice": "none"})
-            request = _trusted(
-                ModelRequest,
-                {
-                    "messages": list(messages),
-                    "tools": specs,
-                    "settings": settings,
-                    "output_schema": output_schema,
-                    "output_name": output_name,
-                },
-                {"messages", "tools", "settings", "output_schema", "output_name"},
-            )
+            request = _request(cfg, messages, specs, settings)
             tier: str | None = None
             model: Model
             info: TurnInfo | None = None
@@ -250,6 +267,9 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
             else:
                 model = cfg.model
             yield ModelRequestStarted(cfg.run_id, turn, model.name, tier)
+            if cfg.warming is not None:
+                warming, cfg.warming = cfg.warming, None
+                await warming  # the engine it started and the prefix it read serve this turn
             response: ModelResponse | None = None
             if not cfg.stream:
                 response = await model.request(request)

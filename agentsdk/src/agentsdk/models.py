@@ -3,6 +3,8 @@ capability profiles, tiers and fallback."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -29,7 +31,10 @@ __all__ = [
     "Tiers",
     "TokenTrace",
     "TurnInfo",
+    "warm_up",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 class ModelProfile(BaseModel):
@@ -383,6 +388,10 @@ class FallbackModel:
                 errors.append(exc)
         raise _all_failed(errors)
 
+    async def warm_up(self, request: ModelRequest | None = None) -> None:
+        """Warm up the first model (the one that answers unless it fails)."""
+        await warm_up(self.models[0], request)
+
     async def aclose(self) -> None:
         """Close every model."""
         for model in self.models:
@@ -392,3 +401,45 @@ class FallbackModel:
 def _all_failed(errors: list[ModelError]) -> ModelError:
     detail = "; ".join(f"{e.model_name or '?'}: {e}" for e in errors)
     return ModelError(f"all fallback models failed: {detail}", retryable=True)
+
+
+async def warm_up(model: Model | Tiers, request: ModelRequest | None = None) -> None:
+    """Get ``model`` ready for a run's first request, so that turn does not wait for it.
+
+    Calls the model's optional ``warm_up(request)`` method: a local model starts its
+    engine and, given the request, puts its system turn and tools in the KV cache; hosted
+    models have nothing to do. Of ``Tiers``, only the tier the policy picks for turn 1 is
+    warmed (starting both engines at once would slow the one that is needed). Errors are
+    logged, not raised: the run's own first request meets them and reports them.
+    """
+    target: Any = model
+    if isinstance(model, Tiers):
+        try:
+            info = TurnInfo(1, request) if request is not None else None
+            target = model.model(model.policy(info) if info is not None else "standard")
+        except Exception as exc:
+            logger.debug("warm-up: no tier to warm (%s)", exc)
+            return
+    warm = getattr(target, "warm_up", None)
+    if warm is None:
+        return
+    try:
+        await warm(request)
+    except Exception as exc:  # the first request raises it with its own context
+        logger.debug("warm-up of %s failed: %s", getattr(target, "name", target), exc)
+
+
+def warm_up_soon(
+    model: Model | Tiers, request: ModelRequest | None = None
+) -> asyncio.Task[None] | None:
+    """Start :func:`warm_up` as a task of the running asyncio loop and return it (None when
+    there is nothing to warm). The caller goes on starting toolkits meanwhile, and cancels
+    the task if the run ends first; the first request waits for whatever the warm-up
+    has not finished (a local engine polls its own start and prefix)."""
+    if not isinstance(model, Tiers) and getattr(model, "warm_up", None) is None:
+        return None  # a hosted model: nothing to start
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio (trio): no background warm-up
+        return None
+    return loop.create_task(warm_up(model, request), name="agentsdk warm-up")

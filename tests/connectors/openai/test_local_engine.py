@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -176,6 +177,28 @@ def test_a_busy_core_is_seen_before_choosing_prompt_threads() -> None:
     assert 0.7 <= busy <= cores + 0.01, busy
 
 
+def test_work_of_the_agents_own_children_does_not_count_as_busy() -> None:
+    # A browser or Blender the agent starts while its engine loads is busy only while it
+    # starts: its CPU must not make the engine decode with half the cores for the run.
+    from agentsdk_openai.local._server_main import _busy_cores, _tree_ticks
+
+    cores = len(os.sched_getaffinity(0))
+    # A grandchild spinning under a shell child: the whole tree is ours.
+    spinner = subprocess.Popen(["sh", "-c", f"{sys.executable} -c 'while True: pass'; :"])
+    try:
+        time.sleep(0.5)
+        assert len(_tree_ticks(os.getpid())) >= 3, _tree_ticks(os.getpid())  # us, sh, python
+        ours = _busy_cores(cores, window=0.5, ours=os.getpid())
+        anyone = _busy_cores(cores, window=0.5)
+    finally:
+        subprocess.run(["pkill", "-P", str(spinner.pid)], check=False)
+        spinner.kill()
+        spinner.wait()
+    assert anyone >= 0.7, anyone
+    # The spinner's core is not counted (other work on the machine still is).
+    assert anyone - ours >= 0.6, (ours, anyone)
+
+
 def test_thread_counts_follow_how_busy_the_machine_is() -> None:
     from agentsdk_openai.local._server_main import choose_threads
 
@@ -189,18 +212,27 @@ def test_thread_counts_follow_how_busy_the_machine_is() -> None:
     assert choose_threads(2, busy=1.0, batch=2) == (1, 2)
 
 
+def _stranger_spinner() -> int:
+    """The pid of a spinning process that is not under this one (its shell parent exits,
+    so it is re-parented): other work on the machine, not the agent's own."""
+    out = subprocess.run(
+        ["sh", "-c", f"{sys.executable} -c 'while True: pass' >/dev/null 2>&1 & echo $!"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return int(out.stdout.strip())
+
+
 def test_an_engine_started_on_a_busy_machine_decodes_with_half_the_cores() -> None:
     cores = len(os.sched_getaffinity(0))
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    spinners = [_stranger_spinner() for _ in range(cores)]
     engine = LocalEngine("smollm2-135m")
     try:
         time.sleep(0.3)
         anyio.run(engine.start)
         assert engine.threads_used == (max(1, min(cores // 2, 8)),) * 2
     finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.wait()
+        for pid in spinners:
+            os.kill(pid, signal.SIGKILL)
         anyio.run(engine.stop)
 
 

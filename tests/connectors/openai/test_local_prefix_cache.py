@@ -10,7 +10,9 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+import anyio
 import pytest
+from agentsdk.errors import AgentError
 from agentsdk.tools import ToolSpec
 from agentsdk_openai import LocalChatModel, LocalEngine
 
@@ -138,3 +140,68 @@ async def test_an_answer_only_turn_reads_on_from_the_conversation_in_the_slot(
     assert auto.usage.input_tokens > 200
     assert answer.usage.cache_read_tokens >= auto.usage.input_tokens - 40
     assert not answer.tool_calls and answer.text.strip()
+
+
+async def test_the_engine_starts_and_reads_the_prefix_while_the_toolkits_start(
+    tmp_path: Path, engine_pids: list[int]
+) -> None:
+    # Agent.run warms the model up beside its toolkits: a toolkit that takes as long to
+    # start as the engine sees the engine come up and the prefix saved meanwhile, and the
+    # first turn then reads only the user's message.
+    from agentsdk.events import TurnFinished
+    from agentsdk.tools import Toolkit, tool
+
+    from agentsdk import Agent
+
+    engine = LocalEngine("qwen2.5-coder-0.5b", kv_cache_dir=tmp_path)
+    model = LocalChatModel(engine)
+    seen: list[str] = []
+
+    class Market(Toolkit):
+        name = "market"
+
+        async def start(self) -> None:  # a browser or Blender would be starting here
+            with anyio.fail_after(120):
+                while not model.prefix_events:  # noqa: ASYNC110 (the model has no event to wait on)
+                    await anyio.sleep(0.05)
+            seen.append(model.prefix_events[0].action)
+            assert engine.pid is not None
+            engine_pids.append(engine.pid)
+
+        @tool
+        async def lookup(self, ticker: str) -> str:
+            """Look up the latest price of a stock.
+
+            Args:
+                ticker: Stock symbol.
+            """
+            return f"{ticker}: 412.37 USD on 2026-11-30"
+
+    turns: list[TurnFinished] = []
+
+    def keep(event: object) -> None:
+        if isinstance(event, TurnFinished):
+            turns.append(event)
+
+    system = f"Session {secrets.token_hex(4)}. You are a careful market analyst. " * 6
+    agent = Agent(
+        model,
+        system,
+        tools=[Market()],
+        max_turns=2,
+        settings=ModelSettings(temperature=0, max_tokens=40, tool_choice="required"),
+    )
+    try:
+        with anyio.fail_after(300):
+            await agent.run("Look up MSFT.", on_event=keep)
+    except AgentError:
+        pass  # two turns may not reach an answer: the first turn is what is measured
+    finally:
+        await model.aclose()
+        await engine.stop()
+    assert seen == ["saved"]  # put in place while the toolkit was still starting
+    assert [e.action for e in model.prefix_events] == ["saved"]  # once, not again by turn 1
+    prefix = model.prefix_events[0].tokens
+    first = turns[0].usage
+    assert first.cache_read_tokens >= prefix - 1
+    assert first.input_tokens - first.cache_read_tokens < 40  # the user's message, about

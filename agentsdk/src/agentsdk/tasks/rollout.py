@@ -18,7 +18,7 @@ from ..agent import Agent
 from ..errors import AgentError
 from ..events import Event, ToolCallFinished, ToolCallStarted, TurnFinished
 from ..messages import Message, TextPart, ToolCallPart, ToolResultPart, Usage
-from ..models import Model, ModelError, ModelSettings, Tiers
+from ..models import Model, ModelError, ModelSettings, Tiers, warm_up_soon
 from ..plugins import resolve_model
 from ..result import RunResult
 from ..tools import Tool, Toolkit
@@ -195,7 +195,11 @@ async def run_task(
 
     if rundir.is_dir():  # what an interrupted earlier attempt left behind
         shutil.rmtree(rundir, ignore_errors=True)
+    warming = None
     try:
+        if steps is None and not (isinstance(model, str) and model == REFERENCE):
+            resolved = resolve_model(model) if isinstance(model, str) else model
+            warming = warm_up_soon(resolved)  # a local engine starts while the toolkits do
         try:
             toolkits = await pool.acquire(task.specs)
         except Exception as exc:
@@ -214,7 +218,7 @@ async def run_task(
             resolved = ReferenceModel(task, world, steps)
         elif steps is not None:
             resolved = ReferenceModel(task, world, steps)
-        else:
+        elif resolved is None:
             resolved = resolve_model(model) if isinstance(model, str) else model
         tools: list[Tool | Toolkit] = []
         for spec in task.specs:
@@ -307,6 +311,8 @@ async def run_task(
             workdir=str(rundir),
         )
     finally:
+        if warming is not None and not warming.done():
+            warming.cancel()
         if (
             resolved is not None
             and isinstance(model, str)

@@ -22,8 +22,42 @@ def _exit_when_parent_closes_stdin() -> None:
         os._exit(0)
 
 
-def _busy_cores(cores: int, window: float = 0.25) -> float:
-    """How many cores other work keeps busy right now (from /proc/stat over ``window``)."""
+def _tree_ticks(root: int) -> dict[int, int]:
+    """CPU ticks (user + system) so far of each process under ``root`` (``root`` itself
+    included), from /proc; empty where /proc cannot be read."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rpartition(")")[2].split()
+        except OSError:  # it exited meanwhile
+            continue
+        pid = int(entry.name)
+        parents[pid] = int(fields[1])  # after the name: state, ppid, ..., utime (12), stime (13)
+        ticks[pid] = int(fields[11]) + int(fields[12])
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    found: dict[int, int] = {}
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        if pid in ticks and pid not in found:
+            found[pid] = ticks[pid]
+            todo.extend(children.get(pid, ()))
+    return found
+
+
+def _busy_cores(cores: int, window: float = 0.25, ours: int | None = None) -> float:
+    """How many cores other work keeps busy right now (from /proc/stat over ``window``).
+
+    With ``ours`` (the agent's process id), the CPU that process and its children spend is
+    not counted: a browser or Blender the agent is starting at the same moment is busy
+    only while it starts, and its tool calls never overlap generation.
+    """
 
     def sample() -> tuple[int, int]:
         with open("/proc/stat", encoding="ascii") as stat:
@@ -31,13 +65,19 @@ def _busy_cores(cores: int, window: float = 0.25) -> float:
         return sum(ticks), ticks[3] + ticks[4]  # all, idle + iowait
 
     try:
+        before = _tree_ticks(ours) if ours else {}
         total, idle = sample()
         time.sleep(window)
         total2, idle2 = sample()
+        after = _tree_ticks(ours) if ours else {}
     except (OSError, ValueError, IndexError):  # not Linux: the 1-minute load average
         return os.getloadavg()[0]
     spent = total2 - total
-    return (1 - (idle2 - idle) / spent) * cores if spent > 0 else 0.0
+    if spent <= 0:
+        return 0.0
+    own = sum(t - before.get(pid, 0) for pid, t in after.items())
+    busy = (spent - (idle2 - idle)) - max(0, own)
+    return max(0.0, busy / spent * cores)
 
 
 def choose_threads(cores: int, busy: float, threads: int = 0, batch: int = 0) -> tuple[int, int]:
@@ -88,7 +128,8 @@ def main() -> None:
         params.slot_save_path = os.path.join(args.slot_save_path, "")
     params.use_jinja = True
     cores = len(os.sched_getaffinity(0))
-    threads, batch = choose_threads(cores, _busy_cores(cores), args.threads, args.batch_threads)
+    busy = _busy_cores(cores, ours=os.getppid())
+    threads, batch = choose_threads(cores, busy, args.threads, args.batch_threads)
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = batch
     # Waiting threads sleep instead of spinning, which starves other work on a busy machine.

@@ -139,6 +139,15 @@ class LocalChatModel(OpenAIChatModel):
         await self.local_engine.start()
         return self
 
+    async def warm_up(self, request: ModelRequest | None = None) -> None:
+        """Start the engine and, given a run's first request, put its system turn and tools
+        in the KV cache (restored from disk when saved before), so that turn only reads
+        the user's message. The agent calls this while its toolkits start."""
+        await self.local_engine.start()
+        if request is not None:
+            request = self._with_defaults(request)
+            await self._warm_prefix(request, self._constrains(request))
+
     # -- the Model protocol -------------------------------------------------------------
 
     async def request(self, request: ModelRequest) -> ModelResponse:
