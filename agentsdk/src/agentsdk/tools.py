@@ -13,7 +13,7 @@ import json
 import time
 import types
 import typing
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, overload
 
@@ -528,6 +528,16 @@ class Toolkit:
                     found.append(bound)
         return found
 
+    def tools_of_groups(self, groups: Sequence[str]) -> list[Tool]:
+        """The tools of ``groups`` (names in ``groups_available``, see :func:`check_groups`),
+        group by group in the order listed there, with the prefix applied."""
+        available: Mapping[str, Sequence[str]] = getattr(self, "groups_available", {})
+        by_name = {
+            t.name.removeprefix(f"{self.prefix}_") if self.prefix else t.name: t
+            for t in Toolkit.tools(self)
+        }
+        return [by_name[name] for group in groups for name in available[group]]
+
     def only(self, *names: str) -> Toolkit:
         """This toolkit offering just the named tools (small models choose
         better among few). Starting and closing go to this toolkit."""
@@ -565,6 +575,28 @@ class _ToolkitSubset(Toolkit):
         return [by_name[n] for n in self.names]
 
 
+def check_groups(
+    groups: Sequence[str] | str, available: Mapping[str, Sequence[str]]
+) -> tuple[str, ...]:
+    """The tool groups asked for, in order and once each: ``"all"`` expands to every group
+    of ``available``; an unknown name raises ``ValueError`` listing the known ones.
+
+    For toolkits that offer a small ``core`` group by default and the rest on request
+    (``groups=["core", "scenes"]`` or ``"all"``): a small model picks better among few
+    tools, and every tool's schema is in its prompt on every turn.
+    """
+    chosen: list[str] = []
+    for group in [groups] if isinstance(groups, str) else groups:
+        for name in list(available) if group == "all" else [group]:
+            if name not in available:
+                raise ValueError(
+                    f"unknown tool group {group!r}; groups: {', '.join(available)}, all"
+                )
+            if name not in chosen:
+                chosen.append(name)
+    return tuple(chosen)
+
+
 ToolLike = Tool | Toolkit | Callable[..., Any] | str
 
 
@@ -583,4 +615,4 @@ def collect_tools(items: Sequence[Tool | Toolkit | Callable[..., Any]]) -> list[
     return out
 
 
-__all__ += ["ToolLike", "collect_tools"]
+__all__ += ["ToolLike", "check_groups", "collect_tools"]

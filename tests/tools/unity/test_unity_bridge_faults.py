@@ -253,7 +253,7 @@ async def test_toolkit_results_carry_whole_characters_only(mono_host: MonoHost) 
     class Text(BaseModel):
         text: str
 
-    async with UnityToolkit(settings=mono_host.settings()) as unity:
+    async with UnityToolkit(settings=mono_host.settings(), groups="all") as unity:
         got = await unity._call(Text, "text", {"units": [0x41, 0xD83D, 0x42, 0xD83D, 0xDE00]})
     assert got.text == "A\ufffdB😀"
     assert got.model_dump_json() == '{"text":"A\ufffdB😀"}'
@@ -279,7 +279,7 @@ async def test_out_of_range_integers_are_refused_not_wrapped(stub_editor: MonoHo
         found = await bridge.request("gameobject.find", {"query": "Main Camera", "limit": 5})
         assert isinstance(found, dict) and len(found["matches"]) == 1  # type: ignore[arg-type]
     # The tools refuse such values before they leave: the model gets a validation error to fix.
-    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+    async with UnityToolkit(settings=stub_editor.settings(), groups="all") as unity:
         tools = {t.name: t for t in unity.tools()}
         wide = await tools["screenshot"].call({"width": 5000}, ctx=None)
         assert wide.is_error and "4096" in wide.text

@@ -70,13 +70,13 @@ async def test_missing_mcs_is_a_clear_error(
         await check_csharp("class A {}")
     assert "apt-get install mono-mcs" in str(missing.value)
     # The toolkit still writes (unchecked) when mcs is absent; the tool says so. Here: the check tool.
-    check = next(t for t in UnityToolkit().tools() if t.name == "check_script")
+    check = next(t for t in UnityToolkit(groups="all").tools() if t.name == "check_script")
     outcome = await check.call({"source": "class A {}"}, ctx=None)
     assert outcome.is_error and "mcs" in outcome.text
 
 
 async def test_check_script_tool_reports_lines_to_the_model() -> None:
-    check = next(t for t in UnityToolkit().tools() if t.name == "check_script")
+    check = next(t for t in UnityToolkit(groups="all").tools() if t.name == "check_script")
     outcome = await check.call(
         {"source": SPINNER_MISSING_SEMICOLON, "file_name": "Spinner.cs"}, ctx=None
     )

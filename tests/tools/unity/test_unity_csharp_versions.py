@@ -198,7 +198,7 @@ async def test_the_check_tool_accepts_csharp_9(
     stub_editor_build: tuple[Path, dict[str, str]],
 ) -> None:
     """write_script and check_script refused valid C# 9; now the check notes what mcs skipped."""
-    check = next(t for t in UnityToolkit().tools() if t.name == "check_script")
+    check = next(t for t in UnityToolkit(groups="all").tools() if t.name == "check_script")
     outcome = await check.call(
         {"source": script("    List<int> items = new();"), "file_name": "Assets/P.cs"}, ctx=None
     )
@@ -261,7 +261,7 @@ async def test_write_script_sends_csharp_9_to_the_editor(stub_editor: MonoHost) 
     """
     project = stub_editor.bridge_dir.parents[1]
     source = script("    public int Speed { get; init; } = 3;")
-    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+    async with UnityToolkit(settings=stub_editor.settings(), groups="all") as unity:
         write = next(t for t in unity.tools() if t.name == "write_script")
         outcome = await write.call({"path": "Assets/Probe.cs", "content": source}, ctx=None)
     assert "Not written" not in outcome.text

@@ -73,7 +73,7 @@ def test_core_is_engine_independent() -> None:
 
 
 async def test_script_write_compile_errors_carry_file_and_line(stub_editor: MonoHost) -> None:
-    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+    async with UnityToolkit(settings=stub_editor.settings(), groups="all") as unity:
         broken = SPINNER.replace('public string label = "turret";', "public string label = 42;")
         outcome = await call(
             unity, "write_script", path="Assets/Scripts/Spinner.cs", content=broken
@@ -98,7 +98,7 @@ async def test_script_write_compile_errors_carry_file_and_line(stub_editor: Mono
 
 @pytest.mark.slow
 async def test_content_hash_precondition_prevents_double_edits(stub_editor: MonoHost) -> None:
-    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+    async with UnityToolkit(settings=stub_editor.settings(), groups="all") as unity:
         first = await call(
             unity,
             "write_script",
@@ -143,7 +143,7 @@ async def test_content_hash_precondition_prevents_double_edits(stub_editor: Mono
 @pytest.mark.slow
 async def test_build_a_prefab_from_a_compiled_script(stub_editor: MonoHost) -> None:
     project = stub_editor.bridge_dir.parents[1]
-    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+    async with UnityToolkit(settings=stub_editor.settings(), groups="all") as unity:
         session_before = (await unity.bridge.connect()).session
         assert not (
             await call(unity, "write_script", path="Assets/Scripts/Spinner.cs", content=SPINNER)
@@ -226,7 +226,7 @@ async def test_build_a_prefab_from_a_compiled_script(stub_editor: MonoHost) -> N
 async def test_screenshot_returns_a_png_that_shows_the_scene(
     stub_editor: MonoHost, tmp_path: Path
 ) -> None:
-    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+    async with UnityToolkit(settings=stub_editor.settings(), groups="all") as unity:
         empty = await call(unity, "screenshot", width=96, height=64)
         await call(unity, "create_gameobject", name="Box", primitive="Cube")
         with_box = await call(unity, "screenshot", width=96, height=64)
@@ -257,7 +257,7 @@ def png_pixels(data: bytes) -> tuple[int, int, bytes]:
 
 async def test_scene_play_mode_tests_and_console(stub_editor: MonoHost) -> None:
     project = stub_editor.bridge_dir.parents[1]
-    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+    async with UnityToolkit(settings=stub_editor.settings(), groups="all") as unity:
         unsaved = await call(unity, "save_scene")
         assert unsaved.is_error and "never been saved" in unsaved.text
         saved = json.loads((await call(unity, "save_scene", path="Assets/Scenes/Main.unity")).text)
@@ -304,7 +304,7 @@ async def test_agent_run_sees_the_screenshot(stub_editor: MonoHost) -> None:
             "A crate is in view.",
         ]
     )
-    agent = Agent(model=model, tools=[UnityToolkit(settings=stub_editor.settings())])
+    agent = Agent(model=model, tools=[UnityToolkit(settings=stub_editor.settings(), groups="all")])
     result = await agent.run("Put a crate in front of the camera and look.")
     assert result.output == "A crate is in view."
     last_request = model.requests[-1]
@@ -339,7 +339,7 @@ async def test_status_file_reports_compiling_while_scripts_build(stub_editor: Mo
 
 
 async def test_new_scene_and_reset_leave_a_default_scene(stub_editor: MonoHost) -> None:
-    async with UnityToolkit(settings=stub_editor.settings()) as unity:
+    async with UnityToolkit(settings=stub_editor.settings(), groups="all") as unity:
         await call(unity, "create_gameobject", name="Crate", primitive="Cube")
         refused = await call(unity, "new_scene")
         assert refused.is_error and "unsaved changes" in refused.text

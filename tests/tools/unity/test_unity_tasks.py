@@ -68,3 +68,31 @@ async def test_a_script_that_does_not_compile_fails(tmp_path: Path) -> None:
     assert rollout.verdict is not None and not rollout.verdict.passed
     reason = next(c.reason for c in rollout.verdict.failed if c.name.endswith("compiles"))
     assert "CS1501" in reason  # Rotate has no overload with 2 arguments, per the editor's compile
+
+
+def test_the_default_tools_are_the_core_group_and_cover_the_suite() -> None:
+    import json
+
+    from agentsdk_unity import TOOL_GROUPS, UnityToolkit
+
+    def size(kit: UnityToolkit) -> int:
+        return sum(len(json.dumps(t.spec().model_dump())) for t in kit.tools())
+
+    core, every = UnityToolkit(), UnityToolkit(groups="all")
+    assert [t.name for t in core.tools()] == list(TOOL_GROUPS["core"])
+    assert len(every.tools()) == sum(map(len, TOOL_GROUPS.values())) == 19
+    assert size(core) < 0.75 * size(every)  # the schemas a small model reads every turn
+    # Every call of every reference solution is a core tool: the suite needs no opt-in.
+    used = {
+        part.name
+        for task in suite()
+        for step in task.reference
+        for part in (step if isinstance(step, list) else [step])
+        if hasattr(part, "arguments")
+    }
+    assert used and used <= set(TOOL_GROUPS["core"]), used - set(TOOL_GROUPS["core"])
+    kit = UnityToolkit(groups=["diagnostics", "core", "diagnostics"], prefix="u")
+    assert kit.groups == ("diagnostics", "core")
+    assert kit.tools()[0].name == "u_check_script"
+    with pytest.raises(ValueError, match="unknown tool group 'look'; groups: core, scenes"):
+        UnityToolkit(groups=["look"])

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, ClassVar
 
+from agentsdk.tools import check_groups
 from agentsdk.vision import VisibilityReport
 from pydantic import BeforeValidator, WithJsonSchema
 
@@ -99,20 +100,6 @@ _GODOT3_ONLY = (
 )
 
 
-def check_groups(groups: Sequence[str] | str) -> tuple[str, ...]:
-    """Expand ``all`` and refuse unknown group names with the list of known ones."""
-    chosen: list[str] = []
-    for group in [groups] if isinstance(groups, str) else groups:
-        for name in list(TOOL_GROUPS) if group == "all" else [group]:
-            if name not in TOOL_GROUPS:
-                raise ValueError(
-                    f"unknown tool group {group!r}; groups: {', '.join(TOOL_GROUPS)}, all"
-                )
-            if name not in chosen:
-                chosen.append(name)
-    return tuple(chosen)
-
-
 class Look:
     """A screenshot and what it shows."""
 
@@ -140,7 +127,7 @@ class GodotToolkitBase(Toolkit):
         prefix: str | None = None,
     ):
         super().__init__(prefix=prefix)
-        self.groups = check_groups(groups)
+        self.groups = check_groups(groups, TOOL_GROUPS)
         self._project_dir = Path(project_dir) if project_dir else None
         self._engine = engine
         self._owns_engine = engine is None
@@ -157,11 +144,7 @@ class GodotToolkitBase(Toolkit):
 
     def tools(self) -> list[Tool]:
         """The tools of the chosen groups, in group order."""
-        by_name = {
-            t.name.removeprefix(f"{self.prefix}_") if self.prefix else t.name: t
-            for t in super().tools()
-        }
-        return [by_name[name] for group in self.groups for name in TOOL_GROUPS[group]]
+        return self.tools_of_groups(self.groups)
 
     # ---------- lifecycle
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import anyio
+from agentsdk.tools import check_groups
 from agentsdk.vision import VisibilityReport
 
 from agentsdk import Image, Tool, ToolContext, ToolError, Toolkit, tool
@@ -85,7 +86,7 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
         prefix: str | None = None,
     ) -> None:
         super().__init__(prefix=prefix)
-        self.groups = _check_groups(groups)
+        self.groups = check_groups(groups, TOOL_GROUPS)
         self.image_size = image_size
         self._owns_pool = pool is None
         self.pool = pool or RendererPool(
@@ -102,12 +103,7 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
 
     def tools(self) -> list[Tool]:
         """The tools of the chosen groups, in group order."""
-        wanted = [name for group in self.groups for name in TOOL_GROUPS[group]]
-        by_name = {
-            t.name.removeprefix(f"{self.prefix}_") if self.prefix else t.name: t
-            for t in super().tools()
-        }
-        return [by_name[name] for name in wanted]
+        return self.tools_of_groups(self.groups)
 
     async def start(self) -> None:
         """Start the renderer pool (when the toolkit owns it)."""
@@ -380,20 +376,3 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
             *texts,
             *(Image(data, label=label) for label, data in zip(labels, result.images, strict=True)),
         ]
-
-
-def _check_groups(groups: Sequence[str] | str) -> tuple[str, ...]:
-    """Expand ``all`` and refuse unknown group names with the list of known ones."""
-    if isinstance(groups, str):
-        groups = [groups]
-    chosen: list[str] = []
-    for group in groups:
-        names = list(TOOL_GROUPS) if group == "all" else [group]
-        for name in names:
-            if name not in TOOL_GROUPS:
-                raise ValueError(
-                    f"unknown tool group {group!r}; groups: {', '.join(TOOL_GROUPS)}, all"
-                )
-            if name not in chosen:
-                chosen.append(name)
-    return tuple(chosen)

@@ -16,9 +16,10 @@ from .errors import (
     UnityBridgeError,
 )
 from .settings import BridgeSettings, BridgeStatus
-from .toolkit import ScriptWriteReport, UnityToolkit
+from .toolkit import TOOL_GROUPS, ScriptWriteReport, UnityToolkit
 
 __all__ = [
+    "TOOL_GROUPS",
     "UNITY_LANGUAGE_VERSION",
     "BridgeAuthError",
     "BridgeSettings",

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
@@ -163,8 +164,16 @@ class StubEditorToolkit(UnityToolkit):
     deleting the task's assets; here a new process on a new project folder is cheaper and cleaner.
     """
 
-    def __init__(self, *, check_scripts: bool = True, compile_timeout: float = 120.0) -> None:
-        super().__init__(check_scripts=check_scripts, compile_timeout=compile_timeout)
+    def __init__(
+        self,
+        *,
+        groups: Sequence[str] | str = ("core",),
+        check_scripts: bool = True,
+        compile_timeout: float = 120.0,
+    ) -> None:
+        super().__init__(
+            groups=groups, check_scripts=check_scripts, compile_timeout=compile_timeout
+        )
         self._root: Path | None = None
         self._editor: StubEditor | None = None
         self._generation = 0

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
-from typing import Annotated, Literal, TypeVar
+from collections.abc import Sequence
+from typing import Annotated, ClassVar, Literal, TypeVar
 
 import anyio
+from agentsdk.tools import check_groups
 from pydantic import BaseModel, Field, JsonValue
 
-from agentsdk import Image, ToolContext, ToolError, Toolkit, tool
+from agentsdk import Image, Tool, ToolContext, ToolError, Toolkit, tool
 
 from .bridge import UnityBridge
 from .csharp import (
@@ -46,6 +48,30 @@ _MODEL_FIXABLE = frozenset({"not_found", "invalid_args", "precondition_failed", 
 
 ResultT = TypeVar("ResultT", bound=BaseModel)
 
+TOOL_GROUPS: dict[str, tuple[str, ...]] = {
+    "core": (
+        "create_gameobject",
+        "find_gameobjects",
+        "set_transform",
+        "add_component",
+        "set_field",
+        "delete_gameobject",
+        "write_script",
+        "read_script",
+        "compile_status",
+        "save_prefab",
+        "scene_info",
+        "save_scene",
+        "screenshot",
+    ),
+    "scenes": ("open_scene", "new_scene"),
+    "diagnostics": ("check_script", "console_logs", "run_editmode_tests", "play_mode"),
+}
+"""Tool groups: ``core`` (on by default) builds GameObjects, writes and compiles scripts,
+saves prefabs and the scene, and looks at it; ``scenes`` (open or start another scene) and
+``diagnostics`` (a syntax check alone, the console, EditMode tests, play mode) are opt-in:
+``UnityToolkit(groups=["core", "diagnostics"])`` or ``groups="all"``."""
+
 
 class ScriptWriteReport(BaseModel):
     """What write_script did: the file's new hash and, when waited for, the compilation outcome."""
@@ -62,25 +88,34 @@ class UnityToolkit(Toolkit):
     Works with the com.agentsdk.unity-bridge package inside the editor. Connects lazily on the
     first tool call, from ``settings`` (default: env vars, then the project's
     Library/AgentSdkBridge/connection.json), so ``UnityToolkit()`` needs no arguments.
+    ``groups`` picks the tool groups offered (``TOOL_GROUPS``; ``core`` by default, ``"all"``
+    for every tool): each offered tool's schema is in the model's prompt on every turn.
     """
 
     name = "unity"
+    groups_available: ClassVar[dict[str, tuple[str, ...]]] = TOOL_GROUPS
 
     def __init__(
         self,
         bridge: UnityBridge | None = None,
         *,
         settings: BridgeSettings | None = None,
+        groups: Sequence[str] | str = ("core",),
         check_scripts: bool = True,
         compile_timeout: float = 180.0,
         language_version: LanguageVersion = UNITY_LANGUAGE_VERSION,
         prefix: str | None = None,
     ) -> None:
         super().__init__(prefix=prefix)
+        self.groups = check_groups(groups, TOOL_GROUPS)
         self.bridge = bridge or UnityBridge(settings)
         self.check_scripts = check_scripts
         self.compile_timeout = compile_timeout
         self.language_version: LanguageVersion = language_version
+
+    def tools(self) -> list[Tool]:
+        """The tools of the chosen groups (``groups``; default ``core``), in group order."""
+        return self.tools_of_groups(self.groups)
 
     async def close(self) -> None:
         """Closes the connection to the editor (the editor keeps running). Idempotent."""
