@@ -10,6 +10,9 @@ var _shots = []
 # the visibility report: 0 none yet, 1 paused and waiting for one draw, 2 passes running, 3 done
 var _report_state = 0
 var _vision = null
+# the instanced scene: frames count, and the tree is measured, only once it is in the tree
+# (the deferred add_child and set_current_scene may not have run by the first idle frame)
+var _scene = null
 
 
 func _init():
@@ -41,6 +44,7 @@ func _init():
 	if int(_job.get("view_width", 0)) > 0:
 		# measurements project through the camera at the screenshot's size
 		get_root().set_size(Vector2(int(_job["view_width"]), int(_job["view_height"])))
+	_scene = node
 	root.call_deferred("add_child", node)
 	call_deferred("set_current_scene", node)
 	_start_ms = OS.get_ticks_msec()
@@ -48,10 +52,12 @@ func _init():
 
 
 func _idle(_delta):
+	if _scene == null or not _scene.is_inside_tree():
+		return
 	if _report_state == 1:
 		# this draw showed the frozen scene: it is the picture; the passes use the same state
 		_capture_to("%s/beauty.png" % _job["report_dir"])
-		_vision = VisionPass.new(current_scene, get_root(), _job)
+		_vision = VisionPass.new(_scene, get_root(), _job)
 		_vision.start()
 		_report_state = 2
 		return
@@ -94,12 +100,12 @@ func _finish():
 	if _job.get("measure_out", "") != "":
 		var dump = File.new()
 		dump.open(_job["measure_out"], File.WRITE)
-		dump.store_string(to_json(measure(current_scene)))
+		dump.store_string(to_json(measure(_scene)))
 		dump.close()
 	if _job.get("tree_out", "") != "":
 		var out = File.new()
 		out.open(_job["tree_out"], File.WRITE)
-		out.store_string(to_json(describe(current_scene, int(_job.get("tree_depth", 32)))))
+		out.store_string(to_json(describe(_scene, int(_job.get("tree_depth", 32)))))
 		out.close()
 	print("AGENTSDK_FINISHED frames=%d" % _frames)
 	quit(0)

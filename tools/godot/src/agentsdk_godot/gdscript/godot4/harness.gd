@@ -6,6 +6,8 @@ var _job := {}
 var _frames := 0
 var _start_ms := 0
 var _shots := []
+# the instanced scene: frames count only once the deferred add_child has put it in the tree
+var _scene: Node = null
 
 
 func _initialize() -> void:
@@ -29,6 +31,7 @@ func _initialize() -> void:
 		quit(3)
 		return
 	var node: Node = packed.instantiate()
+	_scene = node
 	root.add_child.call_deferred(node)
 	set_deferred("current_scene", node)
 	_start_ms = Time.get_ticks_msec()
@@ -36,6 +39,8 @@ func _initialize() -> void:
 
 
 func _process(_delta: float) -> bool:
+	if _scene == null or not _scene.is_inside_tree():
+		return false
 	_frames += 1
 	if float(_frames) in _shots or _frames in _shots:
 		_capture()
@@ -58,7 +63,7 @@ func _capture() -> void:
 func _finish() -> void:
 	if _job.get("tree_out", "") != "":
 		var out := FileAccess.open(_job["tree_out"], FileAccess.WRITE)
-		out.store_string(JSON.stringify(describe(current_scene, int(_job.get("tree_depth", 32)))))
+		out.store_string(JSON.stringify(describe(_scene, int(_job.get("tree_depth", 32)))))
 		out.close()
 	print("AGENTSDK_FINISHED frames=%d" % _frames)
 	quit(0)
