@@ -433,9 +433,9 @@ def warm_up_soon(
     model: Model | Tiers, request: ModelRequest | None = None
 ) -> asyncio.Task[None] | None:
     """Start :func:`warm_up` as a task of the running asyncio loop and return it (None when
-    there is nothing to warm). The caller goes on starting toolkits meanwhile, and cancels
-    the task if the run ends first; the first request waits for whatever the warm-up
-    has not finished (a local engine polls its own start and prefix)."""
+    there is nothing to warm). The caller goes on starting toolkits meanwhile, hands the
+    task to the loop (``RunConfig.warming``, awaited before the first request) and cancels
+    it if the run ends first."""
     if not isinstance(model, Tiers) and getattr(model, "warm_up", None) is None:
         return None  # a hosted model: nothing to start
     try:

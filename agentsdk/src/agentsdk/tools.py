@@ -474,6 +474,9 @@ class Toolkit:
     """
 
     name: ClassVar[str] = "toolkit"
+    groups_available: ClassVar[Mapping[str, Sequence[str]]] = {}
+    """Tool names by group, for a toolkit that offers some groups only
+    (:meth:`tools_of_groups`, :func:`check_groups`); empty for the others."""
 
     def __init__(self, *, prefix: str | None = None):
         self.prefix = prefix
@@ -531,7 +534,7 @@ class Toolkit:
     def tools_of_groups(self, groups: Sequence[str]) -> list[Tool]:
         """The tools of ``groups`` (names in ``groups_available``, see :func:`check_groups`),
         group by group in the order listed there, with the prefix applied."""
-        available: Mapping[str, Sequence[str]] = getattr(self, "groups_available", {})
+        available = self.groups_available
         by_name = {
             t.name.removeprefix(f"{self.prefix}_") if self.prefix else t.name: t
             for t in Toolkit.tools(self)
