@@ -73,13 +73,20 @@ async def test_missing_binary_is_a_clear_failure() -> None:
     assert result.returncode == 127 and "definitely-not-installed-xyz" in result.stderr
 
 
-async def test_cancel_kills_the_child() -> None:
-    pid_holder: list[int] = []
-    with anyio.move_on_after(0.5):
-        result = await run_process(["bash", "-c", "echo $$; exec sleep 300"])
-        pid_holder.append(result.pid)
-    out = await run_process(["pgrep", "-f", "exec sleep 300|^sleep 300"])
-    assert out.stdout.strip() == ""
+async def test_cancel_kills_the_child(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    marker = tmp_path / "child.pid"
+    async with anyio.create_task_group() as group:
+        group.start_soon(
+            run_process,
+            ["bash", "-c", f"echo $$ > {marker}.tmp; mv {marker}.tmp {marker}; exec sleep 300"],
+        )
+        with anyio.fail_after(20):
+            while not marker.exists():  # noqa: ASYNC110 (a file from another process)
+                await anyio.sleep(0.02)
+        child = int(marker.read_text())  # the same pid after exec
+        assert not gone(child)
+        group.cancel_scope.cancel()
+    assert gone(child)  # killed and reaped before the cancellation propagated
 
 
 def test_managed_process_kill_is_idempotent_and_reaps() -> None:
@@ -110,6 +117,7 @@ else:
     print("run_process", flush=True)
     anyio.run(main)
 if sys.argv[3] == "exit":
+    sys.stdin.readline()  # the test has seen the grandchild alive: exit now, normally
     sys.exit(0)
 time.sleep(300)
 """
@@ -123,7 +131,9 @@ def test_grandchildren_die_with_the_agent_process(tmp_path, how: str, death: str
     # PR_SET_PDEATHSIG reaches the child only; the warden has to get the grandchild.
     marker = tmp_path / "grandchild.pid"
     agent = subprocess.Popen(
-        [sys.executable, "-c", _AGENT, how, str(marker), death], stdout=subprocess.PIPE
+        [sys.executable, "-c", _AGENT, how, str(marker), death],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
     )
     try:
         assert agent.stdout is not None and agent.stdout.readline()
@@ -135,6 +145,10 @@ def test_grandchildren_die_with_the_agent_process(tmp_path, how: str, death: str
         assert not gone(grandchild)
         if death == "sigkill":
             agent.kill()  # nothing in the agent process runs after this
+        else:  # the agent waited for this line, so it cannot exit before the check above
+            assert agent.stdin is not None
+            agent.stdin.write(b"exit\n")
+            agent.stdin.flush()
         agent.wait(timeout=20)
         deadline = time.monotonic() + 10
         while not gone(grandchild):
