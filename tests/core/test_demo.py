@@ -27,13 +27,30 @@ def _rollouts(out: Path) -> dict[str, dict[str, object]]:
 def test_demo_on_the_default_local_model_reports_what_its_verifiers_found(
     tmp_path: Path,
 ) -> None:
+    from agentsdk_openai.local import resident_engines, stop_resident_engines
+
     out, trace = tmp_path / "demo", tmp_path / "demo.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "agentsdk.cli", "demo", "--out", str(out), "--trace", str(trace)],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agentsdk.cli",
+                "demo",
+                "--out",
+                str(out),
+                "--trace",
+                str(trace),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        # Both models stay loaded for the next command (--keep-alive's default, 300 s).
+        kept = {(r["model"], r["keep_alive"]) for r in resident_engines()}
+        assert {("qwen2.5-coder-1.5b", 300), ("qwen2.5-coder-0.5b", 300)} <= kept
+    finally:
+        stop_resident_engines()
     rollouts = _rollouts(out)
     assert list(rollouts) == list(DEMO_TASKS), done.stderr[-3000:]
     passed = [t for t, r in rollouts.items() if r["status"] == "passed"]

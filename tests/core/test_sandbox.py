@@ -173,3 +173,31 @@ def test_pid_alive_tells_running_exited_and_zombie_apart() -> None:
     assert os.path.exists(f"/proc/{child.pid}")  # still a zombie, not gone
     child.wait()
     assert not pid_alive(child.pid)
+
+
+def test_a_detached_child_outlives_the_agent_process_and_still_dies_on_kill(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    agent = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from agentsdk.sandbox import start_process\n"
+            "p = start_process(['sleep', '300'], detached=True)\n"
+            "q = start_process(['sleep', '300'])\n"
+            "print(p.pid, q.pid)\n",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    detached, attached = (int(word) for word in agent.stdout.split())
+    deadline = time.monotonic() + 10
+    while not gone(attached):  # the warden kills what was not detached
+        assert time.monotonic() < deadline, "an ordinary child outlived the agent"
+        time.sleep(0.05)
+    time.sleep(1.5)  # the warden has had its look (it polls once a second)
+    assert not gone(detached), "the detached child died with the agent"
+    kill_process_group(detached)
+    deadline = time.monotonic() + 10
+    while not gone(detached):
+        assert time.monotonic() < deadline, "kill_process_group missed the detached child"
+        time.sleep(0.05)

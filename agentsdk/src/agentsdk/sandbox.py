@@ -89,9 +89,10 @@ def _prctl_pdeathsig() -> None:
         pass
 
 
-def _preexec(limits: Limits | None) -> Any:
+def _preexec(limits: Limits | None, *, die_with_parent: bool = True) -> Any:
     def setup() -> None:
-        _prctl_pdeathsig()
+        if die_with_parent:
+            _prctl_pdeathsig()
         if limits is None:
             return
         import resource
@@ -428,9 +429,16 @@ def start_process(
     stdin: int | IO[Any] | None = subprocess.PIPE,
     stdout: int | IO[Any] | None = subprocess.PIPE,
     stderr: int | IO[Any] | None = subprocess.PIPE,
+    detached: bool = False,
 ) -> ManagedProcess:
-    """Start a long-lived child in its own process group."""
-    mark = _new_mark()
+    """Start a long-lived child in its own process group.
+
+    ``detached``: the child outlives this process (no death signal, not watched by the
+    warden), for a server that ends itself, such as a resident engine. It still runs in
+    a session of its own with ``limits``, ``kill()`` still ends it, and an enclosing
+    sandbox that kills what escaped it (the marker it inherits) still finds it.
+    """
+    mark = None if detached else _new_mark()
     popen = subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -439,10 +447,11 @@ def start_process(
         stdout=stdout,
         stderr=stderr,
         start_new_session=True,
-        preexec_fn=_preexec(limits),
+        preexec_fn=_preexec(limits, die_with_parent=not detached),
     )
-    _marks[popen.pid] = mark
-    _warden.watch(popen.pid)
+    if mark is not None:
+        _marks[popen.pid] = mark
+        _warden.watch(popen.pid)
     return ManagedProcess(popen)
 
 

@@ -164,13 +164,13 @@ async def test_gguf_path_that_does_not_exist() -> None:
 
 def test_a_busy_core_is_seen_before_choosing_prompt_threads() -> None:
     # The engine reads the prompt with every core only when nothing else keeps one busy.
-    from agentsdk_openai.local._server_main import _busy_cores
+    from agentsdk_openai.local._server_main import busy_cores
 
     cores = len(os.sched_getaffinity(0))
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         time.sleep(0.3)  # let it get going
-        busy = _busy_cores(cores, window=0.5)
+        busy = busy_cores(cores, window=0.5)
     finally:
         spinner.kill()
         spinner.wait()
@@ -180,7 +180,7 @@ def test_a_busy_core_is_seen_before_choosing_prompt_threads() -> None:
 def test_work_of_the_agents_own_children_does_not_count_as_busy() -> None:
     # A browser or Blender the agent starts while its engine loads is busy only while it
     # starts: its CPU must not make the engine decode with half the cores for the run.
-    from agentsdk_openai.local._server_main import _busy_cores, _tree_ticks
+    from agentsdk_openai.local._server_main import _tree_ticks, busy_cores
 
     cores = len(os.sched_getaffinity(0))
     # A grandchild spinning under a shell child: the whole tree is ours.
@@ -188,8 +188,8 @@ def test_work_of_the_agents_own_children_does_not_count_as_busy() -> None:
     try:
         time.sleep(0.5)
         assert len(_tree_ticks(os.getpid())) >= 3, _tree_ticks(os.getpid())  # us, sh, python
-        ours = _busy_cores(cores, window=0.5, ours=os.getpid())
-        anyone = _busy_cores(cores, window=0.5)
+        ours = busy_cores(cores, window=0.5, ours=os.getpid())
+        anyone = busy_cores(cores, window=0.5)
     finally:
         subprocess.run(["pkill", "-P", str(spinner.pid)], check=False)
         spinner.kill()

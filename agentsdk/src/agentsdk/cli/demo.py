@@ -33,6 +33,7 @@ from ..tasks import Rollout, Suite, Task, ToolkitPool, World, run_task
 from ..tasks.runner import EvalResults, make_model, trajectory
 from ..tasks.summary import summarize, write_markdown
 from ..tools import ToolContext
+from ._keep_alive import add_keep_alive_option, engine_keep_alive
 from ._progress import Progress, show_plugin_logs
 
 DEMO_MODEL = "local:default"
@@ -190,7 +191,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     started = time.perf_counter()
-    rollouts = anyio.run(run_demo, task_ids, args.model, out, sys.stderr, args.trace)
+    with engine_keep_alive(args):
+        rollouts = anyio.run(run_demo, task_ids, args.model, out, sys.stderr, args.trace)
     seconds = time.perf_counter() - started
     summary = summarize("demo", name, 1, rollouts, seconds)
     report = write_markdown(out / "report.md", summary, rollouts)
@@ -240,4 +242,5 @@ def register(sub: Any) -> None:
     p.add_argument("--list", action="store_true", help="list every installed task and exit")
     p.add_argument("--out", default=None, help="results folder (default: in the user cache)")
     p.add_argument("--trace", default=None, help="append the runs' events to this JSONL file")
+    add_keep_alive_option(p)
     p.set_defaults(func=cmd_demo, setup=show_plugin_logs)

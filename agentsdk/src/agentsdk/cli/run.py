@@ -16,6 +16,7 @@ from ..agent import Agent
 from ..models import ModelSettings
 from ..result import RunResult
 from ..tools import Toolkit
+from ._keep_alive import add_keep_alive_option, engine_keep_alive
 from ._progress import Progress, show_plugin_logs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,6 +83,11 @@ def _wrapped(signature: str, description: str, width: int) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     """``agentsdk run``: one run with live progress; the answer on stdout. A call that
     needs approval is asked about on the terminal (y/n/edit)."""
+    with engine_keep_alive(args):  # the model's engine is made with the Agent
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     if not args.prompt and not args.resume:
         raise SystemExit("agentsdk run: give a prompt, or --resume RUN_ID with --store")
     if args.resume and not args.store:
@@ -247,4 +253,5 @@ def register(sub: Any) -> None:
     p_run.add_argument(
         "--ask", default="", help="comma-separated tools to ask about (y/n/edit) before they run"
     )
+    add_keep_alive_option(p_run)
     p_run.set_defaults(func=cmd_run, setup=show_plugin_logs)

@@ -1,7 +1,8 @@
 """Child-process entry point: run one llama.cpp server (xllamacpp) on 127.0.0.1.
 
 Started by ``LocalEngine``; not a public command. It exits when its parent goes away
-(stdin reaches EOF, and PR_SET_PDEATHSIG as a second line of defence).
+(stdin reaches EOF, and PR_SET_PDEATHSIG as a second line of defence), or, for a resident
+engine (``--keep-alive``), ``keep_alive`` seconds after the last process using it has gone.
 """
 
 from __future__ import annotations
@@ -20,6 +21,34 @@ def _exit_when_parent_closes_stdin() -> None:
             pass
     finally:
         os._exit(0)
+
+
+def _exit_when_unused(folder: Path, key: str, keep_alive: float) -> None:
+    """A resident engine's watchdog: exit once no process has held it for ``keep_alive`` s.
+
+    The last check and the record's removal happen under the record's lock, which a
+    process finding the engine also takes, so nobody attaches to a server on its way out.
+    """
+    from agentsdk_openai.local import resident
+
+    idle_since = time.monotonic()
+    while True:
+        time.sleep(max(0.1, min(1.0, keep_alive / 4)))
+        if resident.live_holders(folder, key):
+            idle_since = time.monotonic()
+            continue
+        if time.monotonic() - idle_since < keep_alive:
+            continue
+        fd = resident.try_locked(folder, key)
+        if fd is None:  # a process is finding or starting the engine right now
+            continue
+        if resident.live_holders(folder, key):
+            os.close(fd)
+            idle_since = time.monotonic()
+            continue
+        resident.remove_record(folder, key, os.getpid())
+        print(f"agentsdk: no process used this engine for {keep_alive:g} s; exiting", flush=True)
+        os._exit(0)  # the lock goes with the process
 
 
 def _tree_ticks(root: int) -> dict[int, int]:
@@ -51,7 +80,7 @@ def _tree_ticks(root: int) -> dict[int, int]:
     return found
 
 
-def _busy_cores(cores: int, window: float = 0.25, ours: int | None = None) -> float:
+def busy_cores(cores: int, window: float = 0.25, ours: int | None = None) -> float:
     """How many cores other work keeps busy right now (from /proc/stat over ``window``).
 
     With ``ours`` (the agent's process id), the CPU that process and its children spend is
@@ -109,9 +138,16 @@ def main() -> None:
     parser.add_argument("--chat-template", default="")
     parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--slot-save-path", default="")
+    parser.add_argument("--keep-alive", type=float, default=0.0)
+    parser.add_argument("--engines-dir", default="")
+    parser.add_argument("--key", default="")
     args = parser.parse_args()
 
-    threading.Thread(target=_exit_when_parent_closes_stdin, daemon=True).start()
+    if args.keep_alive > 0:
+        watchdog = (Path(args.engines_dir), args.key, args.keep_alive)
+        threading.Thread(target=_exit_when_unused, args=watchdog, daemon=True).start()
+    else:
+        threading.Thread(target=_exit_when_parent_closes_stdin, daemon=True).start()
 
     import xllamacpp
 
@@ -128,7 +164,7 @@ def main() -> None:
         params.slot_save_path = os.path.join(args.slot_save_path, "")
     params.use_jinja = True
     cores = len(os.sched_getaffinity(0))
-    busy = _busy_cores(cores, ours=os.getppid())
+    busy = busy_cores(cores, ours=os.getppid())
     threads, batch = choose_threads(cores, busy, args.threads, args.batch_threads)
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = batch

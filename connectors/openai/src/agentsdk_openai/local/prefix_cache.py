@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel
 
-__all__ = ["PrefixCache", "PrefixCacheEvent"]
+__all__ = ["PrefixCache", "PrefixCacheEvent", "build_id"]
 
 logger = logging.getLogger("agentsdk_openai.local")
 
@@ -49,7 +49,7 @@ class PrefixCacheEvent(BaseModel):
     file: str | None = None
 
 
-def _build_id() -> str:
+def build_id() -> str:
     try:
         return importlib.metadata.version("xllamacpp")
     except importlib.metadata.PackageNotFoundError:
@@ -65,7 +65,7 @@ class PrefixCache:
         self.keep = keep
         stat = model_path.stat()
         # What the saved state depends on besides the tokens: the exact model file and build.
-        self._identity = f"{model_path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{_build_id()}"
+        self._identity = f"{model_path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}:{build_id()}"
         self._done: dict[str, PrefixCacheEvent] = {}
         self._pending: set[str] = set()
         self._memo: dict[object, PrefixCacheEvent] = {}
