@@ -1,10 +1,13 @@
-"""``agentsdk demo`` as a user runs it: time to its first tool call, cold and warm.
+"""``agentsdk demo`` as a user runs it: time to its first tool call, cold, warm and resident.
 
-Runs ``agentsdk demo`` in a fresh process twice with a new, empty KV folder
-(``AGENTSDK_KV_CACHE_DIR``): the first run finds no saved prefix (cold: it evaluates the
-system turn and tools, and saves them), the second restores them (warm). Seconds are
-wall time from starting the command to the first tool-call line it prints, and to its
-exit. Prints a table and writes benchmarks/results/demo_latency.json.
+Runs ``agentsdk demo`` in a fresh process three times with a new, empty KV folder
+(``AGENTSDK_KV_CACHE_DIR``): the first run finds no saved prefix and no running engine
+(cold: it loads the models, evaluates the system turn and tools, and saves them; its
+engines stay loaded, ``--keep-alive``'s default); the second finds the engines still
+loaded (resident); then those engines are stopped and the third starts them again and
+restores the saved prefixes (warm, ``--keep-alive 0``). Seconds are wall time from
+starting the command to the first tool-call line it prints, and to its exit. Prints a
+table and writes benchmarks/results/demo_latency.json.
 
     uv run --no-sync python benchmarks/demo_latency.py [--rounds 1]
 """
@@ -29,12 +32,15 @@ _CALL = re.compile(r"^\[\s*[\d.]+s\]\s+(->|→) ")  # a tool-call line of the de
 _KEPT = ("<- ", "← ", "prefix cache", "engine ready", "turn 1:")
 
 
-def run_demo(kv_dir: Path, timeout: float) -> dict[str, Any]:
+KINDS = ("cold", "resident", "warm")
+
+
+def run_demo(kv_dir: Path, timeout: float, *options: str) -> dict[str, Any]:
     """One ``agentsdk demo``; the seconds to its first tool call and to its end."""
     env = {**os.environ, "AGENTSDK_KV_CACHE_DIR": str(kv_dir)}
     started = time.perf_counter()
     process = subprocess.Popen(
-        ["uv", "run", "--no-sync", "agentsdk", "demo"],
+        ["uv", "run", "--no-sync", "agentsdk", "demo", *options],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     first_call: float | None = None
@@ -58,6 +64,22 @@ def run_demo(kv_dir: Path, timeout: float) -> dict[str, Any]:
     }
 
 
+def _stop_engines_of(kv_dir: Path) -> None:
+    """Stop the resident engines this benchmark's runs left (those with its KV folder)."""
+    code = (
+        "import sys\n"
+        "from agentsdk.sandbox import kill_process_group\n"
+        "from agentsdk_openai.local import resident_engines\n"
+        "for record in resident_engines():\n"
+        "    if record['kv_cache_dir'] == sys.argv[1]:\n"
+        "        kill_process_group(record['pid'])\n"
+    )
+    subprocess.run(
+        ["uv", "run", "--no-sync", "python", "-c", code, str(kv_dir)], cwd=ROOT, check=True
+    )
+    time.sleep(1)
+
+
 def main(rounds: int, timeout: float) -> dict[str, Any]:
     runs = []
     for _ in range(rounds):
@@ -65,11 +87,20 @@ def main(rounds: int, timeout: float) -> dict[str, Any]:
         try:
             cold = run_demo(kv_dir, timeout)
             saved = sorted(p.name for p in kv_dir.glob("*.bin"))
-            warm = run_demo(kv_dir, timeout)
+            kept = run_demo(kv_dir, timeout)
+            _stop_engines_of(kv_dir)
+            warm = run_demo(kv_dir, timeout, "--keep-alive", "0")
         finally:
+            _stop_engines_of(kv_dir)
             shutil.rmtree(kv_dir, ignore_errors=True)
-        runs.append({"cold": cold, "warm": warm, "saved_prefixes": saved})
-        print(f"cold {cold['first_tool_call_s']} s, warm {warm['first_tool_call_s']} s", flush=True)
+        runs.append({"cold": cold, "resident": kept, "warm": warm, "saved_prefixes": saved})
+        print(
+            ", ".join(
+                f"{kind} {run['first_tool_call_s']} s"
+                for kind, run in zip(KINDS, (cold, kept, warm), strict=True)
+            ),
+            flush=True,
+        )
     return {
         "benchmark": "demo_latency",
         "machine": {
@@ -91,6 +122,6 @@ if __name__ == "__main__":
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print("| run | first tool call (s) | whole demo (s) |\n|---|---|---|")
     for r in result["rounds"]:
-        for kind in ("cold", "warm"):
+        for kind in KINDS:
             print(f"| {kind} | {r[kind]['first_tool_call_s']} | {r[kind]['total_s']} |")
     print(f"wrote {RESULTS}")

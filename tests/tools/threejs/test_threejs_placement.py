@@ -344,6 +344,14 @@ async def test_bad_placement_and_aim_change_nothing(toolkit: ThreeJSToolkit) -> 
         name="rim",
         position=[0, 0, 0],
     )
+    # A light named like an object would have replaced the object (1.5B model, export-tree:
+    # its light "tree" threw the tree away).
+    await refused(
+        "add_light",
+        '"cube" is an object in the scene, not a light: give the light another name',
+        kind="point",
+        name="cube",
+    )
     wrong = await call(toolkit, "set_camera", look_at=[1, 2])
     assert wrong.is_error and wrong.kind == "invalid_arguments", wrong.text
     assert await toolkit.scene_summary() == before
@@ -352,6 +360,9 @@ async def test_bad_placement_and_aim_change_nothing(toolkit: ThreeJSToolkit) -> 
     assert "rests" not in text and "cube (box #ff0000) at (3, 2, 0)" in text
     text = await ok(toolkit, "set_camera", position=[4, 3, 6], look_at="")
     assert "looking at (0, 0, 0)" in text
+    # A light of the same name is still replaced by the new one.
+    text = await ok(toolkit, "add_light", kind="point", name="sun", position=[1, 4, 1])
+    assert 'replaced the existing "sun" with a point light' in text
 
 
 async def test_rest_on_as_small_models_write_it(toolkit: ThreeJSToolkit) -> None:

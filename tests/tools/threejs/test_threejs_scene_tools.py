@@ -267,6 +267,29 @@ async def test_a_close_up_says_what_it_crops(toolkit: ThreeJSToolkit) -> None:
     assert "cut off" not in whole.text and "Note:" not in whole.text, whole.text
 
 
+async def test_an_object_put_outside_the_view_gets_a_hint(toolkit: ThreeJSToolkit) -> None:
+    # threejs/floor-box-sun, 1.5B model: the box went to (5, 0.5, 0), off the default
+    # camera's frame, and "box: not visible (outside the view)" alone was taken as done.
+    await fresh(toolkit)
+    await call(toolkit, "add_light", kind="ambient", intensity=2)
+    floor = await call(toolkit, "add_object", name="floor", shape="plane", size=[10, 10])
+    assert "outside the camera's view" not in floor.text, floor.text
+    box = await call(toolkit, "add_object", name="box", color="red", position=[5, 0.5, 0])
+    assert "box: not visible (outside the view)" in box.text, box.text
+    assert line(box.text, "hint: box") == (
+        'hint: box is outside the camera\'s view: call fit_view(names=["box"]) '
+        "or move the camera to see it"
+    )
+    # Once it shows, no hint; an object the call did not touch gets none either.
+    seen = await call(toolkit, "fit_view", names=["box"])
+    assert "box: " in seen.text and "outside the camera's view" not in seen.text, seen.text
+    await call(toolkit, "set_camera", position=[0, 3, 10], look_at=[0, 0, 0])
+    away = await call(toolkit, "add_object", name="far", position=[40, 0.5, 0])
+    assert "hint: far is outside the camera's view" in away.text
+    other = await call(toolkit, "update_object", name="box", color="blue")
+    assert "far: not visible" in other.text and "hint: far" not in other.text, other.text
+
+
 async def test_addons_written_as_three_members(toolkit: ThreeJSToolkit) -> None:
     """THREE.OrbitControls gets the import that works; THREE.GLTFLoader and OBJLoader exist."""
     code = "scene.add(new THREE.Mesh(new THREE.BoxGeometry(), new THREE.MeshNormalMaterial()));\n"

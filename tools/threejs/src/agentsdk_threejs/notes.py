@@ -60,6 +60,31 @@ def crop_notes(ops: list[dict[str, Any]], reports: list[VisibilityReport]) -> li
     return notes
 
 
+def out_of_view_hints(ops: list[dict[str, Any]], reports: list[VisibilityReport]) -> list[str]:
+    """A hint when an object just added or changed is outside the camera's view while others
+    show. The report only lists it as "not visible (outside the view)", which a small model
+    read as done (threejs/floor-box-sun: the box, put at the floor's edge, was never seen and
+    its colour check failed). Objects the call did not touch get no hint: a camera framing
+    one object may leave others out on purpose."""
+    camera = next((r for r in reports if r.view == "camera"), None)
+    if camera is None or not camera.visible_names:
+        return []  # nothing shows at all: the report's own hint says so
+    touched = {op.get("name") for op in ops if op.get("op") in ("add", "update")}
+    lost = [
+        o.name
+        for o in camera.objects
+        if o.name in touched and not o.visible and o.outside_frustum and not o.behind_camera
+    ]
+    if not lost:
+        return []
+    listed = ", ".join(f'"{name}"' for name in lost)
+    verb = "is" if len(lost) == 1 else "are"
+    return [
+        f"hint: {', '.join(lost)} {verb} outside the camera's view: call fit_view(names=[{listed}]) "
+        "or move the camera to see it"
+    ]
+
+
 def _unit(vector: list[float]) -> list[float] | None:
     length = math.sqrt(sum(v * v for v in vector))
     return [v / length for v in vector] if length > 1e-9 else None

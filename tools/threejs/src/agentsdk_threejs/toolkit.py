@@ -14,7 +14,13 @@ from agentsdk import Image, Tool, ToolContext, ToolError, Toolkit, tool
 from agentsdk_threejs.file_tools import FileTools
 from agentsdk_threejs.measure import ObjectBounds
 from agentsdk_threejs.measure_tools import MeasureTools
-from agentsdk_threejs.notes import addon_hints, crop_notes, light_side_notes, overlap_notes
+from agentsdk_threejs.notes import (
+    addon_hints,
+    crop_notes,
+    light_side_notes,
+    out_of_view_hints,
+    overlap_notes,
+)
 from agentsdk_threejs.page import RendererError, RendererPage, RenderTimeoutError
 from agentsdk_threejs.pool import RendererPool
 from agentsdk_threejs.report import (
@@ -288,6 +294,7 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
             lines.extend(overlap_notes(result.scene, [op.get("name") for op in ops]))
         report = result.report
         lines.extend(visibility.to_text() for visibility in result.visibility)
+        lines.extend(out_of_view_hints(ops, result.visibility))
         lines.extend(crop_notes(ops, result.visibility))
         if result.scene is not None:
             lines.extend(light_side_notes(result.scene, result.visibility))

@@ -243,6 +243,11 @@ function addLight(ctx, op) {
   const aim = aimed && op.target != null ? resolveTarget(ctx.scene, op.target, 'target', null, name) : null;
   const at = aim ? aim.at : new THREE.Vector3();
   if (aimed) checkAim(position, aim || { at, label: '(0, 0, 0)' });
+  const taken = ctx.scene.getObjectByName(name);
+  if (taken && !taken.isLight) {
+    // Replacing a mesh by a light of its name would throw the user's object away.
+    throw new OpError(`"${name}" is an object in the scene, not a light: give the light another name (update_object changes the object)`);
+  }
   let light;
   if (kind === 'ambient') light = new THREE.AmbientLight(color, intensity);
   else if (kind === 'hemisphere') light = new THREE.HemisphereLight(color, parseColor(op.ground_color ?? '#444444'), intensity);
