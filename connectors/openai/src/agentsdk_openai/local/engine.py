@@ -323,6 +323,7 @@ class LocalEngine:
                 resident.remove_record(folder, key)
             resident.add_holder(folder, key)  # before the start: its watchdog must see it
             self._resident = None
+            self._token = secrets.token_urlsafe(24)  # not one an earlier server had
             self._log_path = folder / f"{key}.log"
             ready = folder / f"{key}.address"
             ready.unlink(missing_ok=True)
@@ -379,11 +380,11 @@ class LocalEngine:
         if self.threads or self.batch_threads or resident.live_holders(folder, key):
             return 0
         cores = len(os.sched_getaffinity(0))
-        if record["threads"] and record["threads"][0] >= min(cores, 8):
-            return 0
+        if not record["threads"] or record["threads"][0] >= min(cores, 8):
+            return 0  # unknown, or every core it may use already
         busy = await anyio.to_thread.run_sync(busy_cores, cores, 0.25, os.getpid())
         wanted = choose_threads(cores, busy)[0]
-        if wanted <= (record["threads"] or [0])[0]:
+        if wanted <= record["threads"][0]:
             return 0
         logger.info(
             "the resident %s engine decodes with %d thread(s); the machine is idle now: "
@@ -399,7 +400,8 @@ class LocalEngine:
         self._resident = (key, record["pid"])
         self._base_url = f"{record['address']}/v1"
         self._log_path = Path(record["log"])
-        self.threads_used = (record["threads"][0], record["threads"][1])
+        counts = record["threads"]
+        self.threads_used = (counts[0], counts[1]) if len(counts) == 2 else None
         self.attached = True
         self.prefix_cache = PrefixCache(self.kv_cache_dir, model_path, slots=self.parallel)
         logger.info(
@@ -407,7 +409,7 @@ class LocalEngine:
             self.model,
             self.address,
             record["pid"],
-            "/".join(map(str, record["threads"])),
+            "/".join(map(str, counts)) or "?",
         )
 
     async def _wait_for_address(self, ready_file: Path) -> str:
