@@ -15,7 +15,6 @@ Everything here is standard library only: the server process imports it too.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -163,6 +162,8 @@ def try_locked(folder: Path, key: str) -> int | None:
     the record" exclusive, so a server never exits under a process that just found it.
     Closing the descriptor releases it.
     """
+    import fcntl  # POSIX only: on Windows resident engines fail here, plain ones work
+
     _private_dir(folder)
     fd = os.open(folder / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
