@@ -143,3 +143,18 @@ async def test_reset_keeps_the_toolkit_usable(quotes: Path) -> None:
         await toolkit.reset()
         tool = next(t for t in toolkit.tools() if t.name == "price_history")
         assert not (await tool.call({"symbol": "MSFT"})).is_error
+
+
+@pytest.mark.anyio
+async def test_several_tickers_given_to_a_one_ticker_tool_point_to_compare(quotes: Path) -> None:
+    # finance/rank-four, 1.5B model: performance(symbol="AAPL,MSFT,IBM,GOOG") was answered
+    # "Check the ticker spelling", and the run gave up.
+    tools = _tools(CsvProvider(quotes))
+    for name in ("performance", "price_history", "indicators"):
+        out = await tools[name].call({"symbol": "MSFT, SPX"})
+        assert out.is_error, out.text
+        assert out.text.startswith("invalid_symbol: 'MSFT, SPX' is 2 tickers; this tool takes one.")
+        assert 'compare(symbols="MSFT,SPX", start=..., end=...)' in out.text
+    # What it points to works on the same tickers; one ticker still goes through.
+    assert not (await tools["compare"].call({"symbols": "MSFT,SPX"})).is_error
+    assert not (await tools["performance"].call({"symbol": " msft "})).is_error

@@ -66,6 +66,21 @@ def _symbols(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _one_symbol(symbol: str) -> str:
+    """The one ticker a single-ticker tool was given, or an error that points to compare."""
+    several = _symbols(symbol) if re.search(r"[,;\s]", symbol.strip()) else []
+    if len(several) > 1:
+        # The 1.5B model sent "AAPL,MSFT,IBM,GOOG" to performance (finance/rank-four), was
+        # told to check the spelling, and gave up.
+        listed = ",".join(several)
+        raise ToolError(
+            f"invalid_symbol: {symbol!r} is {len(several)} tickers; this tool takes one. "
+            f'compare(symbols="{listed}", start=..., end=...) puts several side by side; '
+            "or call this tool once per ticker."
+        )
+    return symbol.strip().upper()
+
+
 class FinanceToolkit(Toolkit):
     """Price history, performance, indicators, comparisons, fundamentals, charts, reports.
 
@@ -117,7 +132,7 @@ class FinanceToolkit(Toolkit):
     def _history(self, symbol: str, start: str, end: str, interval: str = "1d") -> PriceHistory:
         try:
             return self.provider.history(
-                symbol.strip().upper(),
+                _one_symbol(symbol),
                 _day(start, "start", is_end=False),
                 _day(end, "end", is_end=True),
                 interval,
@@ -205,7 +220,7 @@ class FinanceToolkit(Toolkit):
         try:
             warm = with_warmup(
                 self.provider,
-                symbol.strip().upper(),
+                _one_symbol(symbol),
                 _day(start, "start", is_end=False),
                 _day(end, "end", is_end=True),
             )
