@@ -349,3 +349,39 @@ async def test_new_scene_and_reset_leave_a_default_scene(stub_editor: MonoHost) 
         await unity.reset()
         info = json.loads((await call(unity, "scene_info")).text)
         assert info["roots"] == ["Main Camera", "Directional Light"]
+
+
+@pytest.mark.slow
+async def test_reading_a_script_that_does_not_compile_says_so_and_how_to_fix_it(
+    stub_editor: MonoHost,
+) -> None:
+    # unity/fix-compile-error, tiered local model: it read the broken file twice and never
+    # wrote it. The file's own compiler errors and the call that fixes them come with it.
+    broken = 'using UnityEngine;\n\npublic class Health : MonoBehaviour\n{\n    public int hp = "full";\n}\n'
+    fixed = broken.replace('"full"', "100")
+    async with UnityToolkit(settings=stub_editor.settings(), groups="all") as unity:
+        await call(unity, "write_script", path="Assets/Scripts/Health.cs", content=broken)
+        await call(unity, "write_script", path="Assets/Scripts/Fine.cs", content=SPINNER)
+        read = json.loads((await call(unity, "read_script", path="Assets/Scripts/Health.cs")).text)
+        (error,) = read["compile_errors"]
+        assert error.startswith("Assets/Scripts/Health.cs(5,21): error: CS0029"), error
+        assert read["next"] == (
+            'This file does not compile. Fix it with write_script(path="Assets/Scripts/Health.cs", '
+            f'content=<the whole corrected file>, expected_hash="{read["hash"]}").'
+        )
+        # Another file's read carries none of them.
+        other = json.loads((await call(unity, "read_script", path="Assets/Scripts/Fine.cs")).text)
+        assert other["compile_errors"] == [] and other["next"] == ""
+        done = await call(
+            unity,
+            "write_script",
+            path="Assets/Scripts/Health.cs",
+            content=fixed,
+            expected_hash=read["hash"],
+        )
+        assert not done.is_error, done.text
+        assert json.loads(done.text)["note"] == (
+            "Assets/Scripts/Health.cs is written and the project compiles without errors."
+        )
+        again = json.loads((await call(unity, "read_script", path="Assets/Scripts/Health.cs")).text)
+        assert again["compile_errors"] == [] and "100" in again["content"]

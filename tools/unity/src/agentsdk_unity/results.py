@@ -70,6 +70,10 @@ class ScriptContent(BaseModel):
     path: str
     content: str
     hash: str
+    compile_errors: list[str] = Field(
+        default_factory=list, description="the last compilation's errors in this file"
+    )
+    next: str = Field("", description="what to do about them")
 
 
 class CompileMessage(BaseModel):

@@ -82,6 +82,13 @@ class ScriptWriteReport(BaseModel):
     note: str = ""
 
 
+def _same_asset(reported: str, asset: str) -> bool:
+    """A compiler message's file is the asset (Unity reports project-relative paths, with
+    backslashes on Windows; some tools report absolute ones)."""
+    reported, asset = reported.replace("\\", "/"), asset.replace("\\", "/").lstrip("/")
+    return reported == asset or reported.endswith("/" + asset)
+
+
 class UnityToolkit(Toolkit):
     """Drive a live Unity Editor: C# scripts, GameObjects, scenes, play mode, EditMode tests, screenshots.
 
@@ -209,6 +216,11 @@ class UnityToolkit(Toolkit):
                 raise ToolError(
                     f"Written {path} (hash {write.hash}), but Unity reports compile errors:\n{lines}"
                 )
+            if not report.compile.compiling:
+                # Said outright: a small model otherwise repeated an older read's "does not
+                # compile" as its answer after the fix had compiled.
+                done = f"{path} is written and the project compiles without errors."
+                report.note = f"{done} {note}".strip()
         return report
 
     async def _wait_for_compile(self, *, after: float) -> CompileReport:
@@ -227,7 +239,18 @@ class UnityToolkit(Toolkit):
         Args:
             path: Asset path such as Assets/Scripts/Spinner.cs.
         """
-        return await self._call(ScriptContent, "script.read", {"path": path})
+        script = await self._call(ScriptContent, "script.read", {"path": path})
+        # A small model read a file that did not compile, read it again, and never wrote it
+        # (unity/fix-compile-error): the file's errors and the call that fixes them, here.
+        status = await self._call(CompileReport, "compile.status")
+        mine = [e for e in status.errors if _same_asset(e.file, script.path)]
+        if mine:
+            script.compile_errors = [str(error) for error in mine]
+            script.next = (
+                f'This file does not compile. Fix it with write_script(path="{script.path}", '
+                f'content=<the whole corrected file>, expected_hash="{script.hash}").'
+            )
+        return script
 
     @tool
     async def compile_status(self) -> CompileReport:
