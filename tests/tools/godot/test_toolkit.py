@@ -282,6 +282,7 @@ def test_tool_groups_core_by_default() -> None:
         "scene_tree",
         "run_project",
         "screenshot",
+        "fit_view",
     ]
     checked = [t.name for t in GodotToolkit(groups=["core", "check"]).tools()]
     assert checked[len(core) :] == [
@@ -292,7 +293,7 @@ def test_tool_groups_core_by_default() -> None:
         "assert_distance",
         "compare_screenshots",
     ]
-    assert len(GodotToolkit(groups="all").tools()) == 21
+    assert len(GodotToolkit(groups="all").tools()) == 22
     with pytest.raises(ValueError, match="unknown tool group 'physics'; groups: core, check"):
         GodotToolkit(groups=["physics"])
 

@@ -366,7 +366,7 @@ class GameSession:
                 report_dir=str(folder),
                 alone_limit=alone_limit,
             )
-            return file.read_bytes(), read_report(folder)
+            return file.read_bytes(), read_report(folder, frame_tool=None)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 

@@ -2,9 +2,9 @@
 framing, with pass/fail checks that return `agentsdk.vision.AssertResult`.
 
 The harness loads the scene headless, lets it run a frame (so `_ready` has moved things), and
-dumps, for every Spatial, its world origin and the world AABB of its geometry and its
+dumps, for every Spatial, its world origin and axes and the world AABB of its geometry and its
 descendants' (`VisualInstance.get_transformed_aabb`, merged), plus where the current camera
-projects the AABB's corners at the screenshot's size. Everything below is computed from that.
+projects the AABB's corners at the screenshot's size, and each Camera's lens. Everything below is computed from that.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from agentsdk.vision import AssertResult
 from pydantic import BaseModel, Field
 
-__all__ = ["NodeBounds", "SceneMeasurements", "ViewInfo"]
+__all__ = ["CameraInfo", "NodeBounds", "SceneMeasurements", "ViewInfo"]
 
 Vec = tuple[float, float, float]
 
@@ -29,12 +29,29 @@ class ViewInfo(BaseModel):
     root: str = Field("", description="name of the scene's root node")
 
 
+class CameraInfo(BaseModel):
+    """A Camera's lens as the engine has it (Godot 3: `projection` 0 perspective, 1 orthogonal,
+    2 frustum; `keep_aspect` 0 keeps the width, 1 the height)."""
+
+    fov: float = 70.0
+    near: float = 0.05
+    far: float = 100.0
+    projection: int = 0
+    size: float = 1.0
+    keep_aspect: int = 1
+
+
 class NodeBounds(BaseModel):
     """One Spatial node: where it is, and the box around what it draws."""
 
     path: str
     type: str
     origin: Vec
+    basis: tuple[Vec, Vec, Vec] | None = Field(
+        None, description="world x, y and z axes (columns of the global basis)"
+    )
+    geometry: bool = Field(False, description="a GeometryInstance: its own box is what it draws")
+    camera: CameraInfo | None = Field(None, description="the lens, when the node is a Camera")
     min: Vec | None = None
     max: Vec | None = None
     own_min: Vec | None = Field(None, description="its own geometry's bounds, without children")

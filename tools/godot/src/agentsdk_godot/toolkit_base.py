@@ -79,6 +79,7 @@ TOOL_GROUPS: dict[str, tuple[str, ...]] = {
         "scene_tree",
         "run_project",
         "screenshot",
+        "fit_view",
     ),
     "check": (
         "measure",
@@ -101,12 +102,19 @@ _GODOT3_ONLY = (
 
 
 class Look:
-    """A screenshot and what it shows."""
+    """A screenshot and what it shows (with `measurements` of the same run when asked)."""
 
-    def __init__(self, png: bytes, report: VisibilityReport, run: EngineRun):
+    def __init__(
+        self,
+        png: bytes,
+        report: VisibilityReport,
+        run: EngineRun,
+        measurements: SceneMeasurements | None = None,
+    ):
         self.png = png
         self.report = report
         self.run = run
+        self.measurements = measurements
 
 
 class GodotToolkitBase(Toolkit):
@@ -288,22 +296,33 @@ class GodotToolkitBase(Toolkit):
         )
 
     async def look(
-        self, scene: str | None = None, frames: int = 10, width: int = 512, height: int = 512
+        self,
+        scene: str | None = None,
+        frames: int = 10,
+        width: int = 512,
+        height: int = 512,
+        *,
+        measure: bool = False,
     ) -> Look:
-        """Render `scene` at `frames` and measure what the picture shows (a `Look`)."""
+        """Render `scene` at `frames` and measure what the picture shows (a `Look`); with
+        `measure`, the same run also measures the scene (after the picture)."""
         chosen = self._scene_or_main(scene)
         if not (16 <= width <= 4096 and 16 <= height <= 4096):
             raise ToolError(f"width and height must be 16..4096 pixels, not {width}x{height}")
         frames = max(1, frames)
         if self.project.dialect.major != 3:
             raise ToolError(_GODOT3_ONLY)
-        job = HarnessJob(scene=chosen, frames=frames, report_frame=frames)
-        run = await self._run(
-            job, timeout=self.run_timeout, window=True, width=width, height=height
-        )
+        with tempfile.TemporaryDirectory(prefix="agentsdk-godot-look-") as tmp:
+            job = HarnessJob(scene=chosen, frames=frames, report_frame=frames)
+            if measure:
+                job.measure_out = str(Path(tmp) / "measure.json")
+            run = await self._run(
+                job, timeout=self.run_timeout, window=True, width=width, height=height
+            )
         if run.report is None or run.report_image is None:
             raise ToolError("no frame was captured:\n" + problems(run))
-        return Look(run.report_image, run.report, run)
+        found = SceneMeasurements.from_dump(run.measurements) if run.measurements else None
+        return Look(run.report_image, run.report, run, found)
 
     async def measurements(
         self, scene: str | None = None, width: int = 512, height: int = 512, frames: int = 1

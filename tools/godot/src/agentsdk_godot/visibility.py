@@ -69,9 +69,13 @@ def _region_counts(ids: NDArray[np.int32], count: int) -> NDArray[np.int64]:
     return np.bincount(ids.ravel(), minlength=count + 1)
 
 
-def read_report(folder: Path, view: str | None = None) -> VisibilityReport:
+def read_report(
+    folder: Path, view: str | None = None, frame_tool: str | None = "fit_view"
+) -> VisibilityReport:
     """The report of the passes in `folder` (`report.json`, `beauty.png`, `ids.rgb`, `alone_*.l8`);
-    the view is named after the camera's node path unless `view` is given."""
+    the view is named after the camera's node path unless `view` is given. Framing hints name
+    `frame_tool` (`call fit_view(names=["Box"]) or ...`); None for a game already running,
+    where the scene file's camera is not the one on screen until the game restarts."""
     index = PassIndex.model_validate(json.loads((folder / "report.json").read_text()))
     view = view or index.view or "no camera"
     beauty = load_rgb((folder / "beauty.png").read_bytes())
@@ -83,8 +87,14 @@ def read_report(folder: Path, view: str | None = None) -> VisibilityReport:
         ids = np.zeros((height, width), dtype=np.int32)
         for o in index.objects:
             facts[o.name] = ObjectFacts(name=o.name, behind_camera=o.behind_camera)
-        report = visibility_report(ids, names, beauty, facts, view=view)
-        report.hints.insert(0, "the scene has no current Camera: add a Camera node")
+        report = visibility_report(ids, names, beauty, facts, view=view, frame_tool=frame_tool)
+        report.hints.insert(
+            0,
+            f"the scene has no current Camera: call {frame_tool}() to add one that frames "
+            "everything, or add a Camera node"
+            if frame_tool
+            else "the scene has no current Camera: add a Camera node",
+        )
         return report
     big = _raw(ids_file, height * scale, width * scale, 3)
     count = len(index.objects)
@@ -123,7 +133,7 @@ def read_report(folder: Path, view: str | None = None) -> VisibilityReport:
             if o.clear:
                 fact["pixels_alone"] = int(in_frame[o.index])
         facts[o.name] = ObjectFacts(**fact)
-    return visibility_report(ids, names, beauty, facts, view=view)
+    return visibility_report(ids, names, beauty, facts, view=view, frame_tool=frame_tool)
 
 
 def decode_ids(image: NDArray[np.uint8], count: int) -> NDArray[np.int32]:

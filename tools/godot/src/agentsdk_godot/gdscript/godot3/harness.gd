@@ -182,7 +182,12 @@ static func measure(scene):
 		if not node is Spatial:
 			continue
 		var entry = {"path": str(scene.get_path_to(node)), "type": node.get_class()}
-		entry["origin"] = vec(node.global_transform.origin)
+		var world = node.global_transform
+		entry["origin"] = vec(world.origin)
+		entry["basis"] = [vec(world.basis.x), vec(world.basis.y), vec(world.basis.z)]  # its axes
+		entry["geometry"] = node is GeometryInstance  # draws (a light's or probe's box does not)
+		if node is Camera:
+			entry["camera"] = {"fov": node.fov, "near": node.near, "far": node.far, "projection": node.projection, "size": node.size, "keep_aspect": node.keep_aspect}
 		var box = node_bounds(node)
 		if node is VisualInstance and node.is_visible_in_tree():
 			var own = node.get_transformed_aabb()
