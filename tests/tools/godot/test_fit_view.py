@@ -262,6 +262,33 @@ async def test_a_scene_that_draws_nothing_says_what_to_add(engine: GodotEngine) 
         assert [n.path for n in toolkit.project.read_scene(SCENE).nodes] == [".", "Sun"]
 
 
+async def test_a_mesh_instance_without_a_mesh_gets_the_call_that_gives_it_one(
+    engine: GodotEngine,
+) -> None:
+    # red-target-in-frame, 1.5B model: Target added as a bare MeshInstance; told to "add a
+    # MeshInstance first, e.g. ... name="Box"", it added a Box beside it.
+    async with GodotToolkit(engine=engine) as toolkit:
+        await call(toolkit, "create_scene", path=SCENE)
+        await call(toolkit, "add_node", scene=SCENE, name="Target", type="MeshInstance")
+        hint = (
+            "Target is a MeshInstance without a mesh, so it draws nothing: give it one, e.g. "
+            'set_property(scene="res://main.tscn", node="Target", property="mesh", '
+            'value="CubeMesh()"), then fit_view again'
+        )
+        alone = await call(toolkit, "fit_view", names=["Target"])
+        assert alone.is_error and alone.text == hint
+        await call(toolkit, "add_node", scene=SCENE, name="Box", type="MeshInstance",
+                   properties={"mesh": "CubeMesh()"})  # fmt: skip
+        beside = await call(toolkit, "fit_view", names=["Target"])
+        assert beside.is_error and beside.text == hint
+        fixed = await call(
+            toolkit, "set_property", scene=SCENE, node="Target", property="mesh", value="CubeMesh()"
+        )
+        assert not fixed.is_error, fixed.text
+        framed = await call(toolkit, "fit_view", names=["Target"])
+        assert not framed.is_error and "Target: " in framed.text, framed.text
+
+
 async def test_the_screenshot_hint_is_a_call_that_works(toolkit: GodotToolkit) -> None:
     doc = toolkit.project.read_scene(SCENE)
     doc.node("Cam").properties["translation"] = vec(2, 1, -10)  # Target is behind it

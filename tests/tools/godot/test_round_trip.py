@@ -207,3 +207,22 @@ def test_hand_written_layout_survives_an_edit() -> None:
     gone, _ = changed_lines(HAND_WRITTEN, scene.to_text())
     assert "transform = Transform( 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0 )\r" in gone
     assert "  # indented comment\r" in scene.to_text().split("\n")
+
+
+def test_a_renamed_node_takes_its_children_and_signal_connections_along() -> None:
+    text = (
+        '[gd_scene format=2]\n\n[node name="Main" type="Spatial"]\n\n'
+        '[node name="Box" type="Spatial" parent="."]\n\n'
+        '[node name="Button" type="Button" parent="Box"]\n\n'
+        '[node name="Boxer" type="Spatial" parent="."]\n\n'
+        '[connection signal="pressed" from="Box/Button" to="." method="_on_pressed"]\n'
+        '[connection signal="ready" from="Boxer" to="Box" method="_on_ready"]\n'
+    )
+    doc = SceneFile.parse(text)
+    doc.rename_node("Box", "Panel")
+    out = doc.to_text()
+    assert '[node name="Panel" type="Spatial" parent="."]' in out
+    assert '[node name="Button" type="Button" parent="Panel"]' in out
+    assert '[node name="Boxer" type="Spatial" parent="."]' in out  # a longer name is not moved
+    assert 'from="Panel/Button" to="."' in out and 'from="Boxer" to="Panel"' in out
+    assert "Box" not in out.replace("Boxer", "")

@@ -436,3 +436,45 @@ async def test_what_the_engine_would_ignore_is_refused_and_nothing_is_written(
     assert "Did you mean speed" in sped.text
     tree = await call(toolkit, "scene_tree", scene="res://main.tscn")
     assert ".speed = 2.5" in tree.text and "custom_colors/font_color" in tree.text
+
+
+@pytest.mark.anyio
+async def test_set_property_name_renames_the_node_and_what_follows_it(
+    toolkit: GodotToolkit,
+) -> None:
+    # red-target-in-frame, 1.5B model: set_property(node="Box", property="name", value="Target")
+    # wrote a `name = "Target"` line under Box, which renamed nothing.
+    scene = "res://main.tscn"
+    await call(toolkit, "create_scene", path=scene, root_type="Spatial", root_name="Main")
+    await call(toolkit, "add_node", scene=scene, name="Box", type="MeshInstance",
+               properties={"mesh": "CubeMesh()"})  # fmt: skip
+    await call(toolkit, "add_node", scene=scene, name="Arm", type="Spatial", parent="Box")
+    await call(toolkit, "add_node", scene=scene, name="Hand", type="Spatial", parent="Box/Arm")
+    renamed = await call(
+        toolkit, "set_property", scene=scene, node="Box", property="name", value="Target"
+    )
+    assert not renamed.is_error, renamed.text
+    assert "renamed Box to Target" in renamed.text
+    doc = toolkit.project.read_scene(scene)
+    assert [n.path for n in doc.nodes] == [".", "Target", "Target/Arm", "Target/Arm/Hand"]
+    assert "name" not in doc.node("Target").properties
+    tree = await call(toolkit, "scene_tree", scene=scene)  # the engine opens it that way
+    assert not tree.is_error and "\n  Target (MeshInstance)\n" in tree.text, tree.text
+    assert "\n    Arm (Spatial)\n      Hand (Spatial)" in tree.text and "Box" not in tree.text
+    taken = await call(
+        toolkit, "set_property", scene=scene, node="Target/Arm", property="name", value="Arm"
+    )
+    assert not taken.is_error  # the same name: nothing moves
+    await call(toolkit, "add_node", scene=scene, name="Other", type="Spatial")
+    clash = await call(
+        toolkit, "set_property", scene=scene, node="Other", property="name", value="Target"
+    )
+    assert clash.is_error and "a node 'Target' already exists" in clash.text
+    bad = await call(
+        toolkit, "set_property", scene=scene, node="Other", property="name", value="a/b"
+    )
+    assert bad.is_error and "invalid node name" in bad.text
+    root = await call(
+        toolkit, "set_property", scene=scene, node=".", property="name", value="World"
+    )
+    assert not root.is_error and toolkit.project.read_scene(scene).root.name == "World"

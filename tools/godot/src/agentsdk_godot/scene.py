@@ -298,6 +298,35 @@ class SceneFile:
         self.nodes.append(node)  # the parent is earlier in the list, as the engine requires
         return node
 
+    def rename_node(self, path: str, name: str) -> NodeEntry:
+        """Give a node another name; its descendants, signal connections and editable
+        instances follow it."""
+        target = self.node(path)
+        if not name or any(c in name for c in '/:.@"%'):
+            raise SceneError(f'invalid node name {name!r} (no / : . @ " %)')
+        if target.parent is None:  # the root: paths below it start with "." and stay
+            target.name = name
+            return target
+        old = target.path
+        new = name if target.parent == "." else f"{target.parent}/{name}"
+        if new != old and any(n.path == new for n in self.nodes):
+            raise SceneError(f"a node {new!r} already exists")
+
+        def moved(value: Variant) -> Variant:
+            if isinstance(value, str) and (value == old or value.startswith(old + "/")):
+                return new + value[len(old) :]
+            return value
+
+        for node in self.nodes:
+            if node.parent is not None:
+                node.parent = str(moved(node.parent))
+        for section in self.tail:
+            for key in ("from", "to", "path"):
+                if key in section.attrs:
+                    section.attrs[key] = moved(section.attrs[key])
+        target.name = name
+        return target
+
     def remove_node(self, path: str) -> None:
         """Remove a node and its descendants."""
         target = self.node(path)

@@ -320,6 +320,15 @@ class AuthoringTools(GodotToolkitBase):
             target = doc.node(node)
         except SceneError as err:
             raise ToolError(str(err)) from None
+        if property.strip() == "name":
+            # The name lives in the node's heading, not among its properties: a `name = ...`
+            # line renamed nothing (the 1.5B model tried it on godot/red-target-in-frame).
+            old = target.path
+            try:
+                renamed = doc.rename_node(old, value.strip().strip('"'))
+            except SceneError as err:
+                raise ToolError(str(err)) from None
+            return self._save(scene, doc, renamed.path, f"renamed {old} to {renamed.path}")
         if rest_on is not None:
             rest_on = _meant_support(doc, rest_on, target.path, new=False)
         if rest_on is not None:

@@ -59,6 +59,17 @@ def _drawing(found: SceneMeasurements) -> list[NodeBounds]:
     return [n for n in found.nodes if n.geometry and n.own_min is not None]
 
 
+def _meshless(node: NodeBounds, scene: str) -> None:
+    """Refuse with the call that fixes it when ``node`` is a MeshInstance without a mesh (the
+    1.5B model added Target that way on godot/red-target-in-frame)."""
+    if node.type.startswith("MeshInstance") and not node.has_bounds:
+        raise ToolError(
+            f"{node.path} is a {node.type} without a mesh, so it draws nothing: give it one, "
+            f'e.g. set_property(scene="{scene}", node="{node.path}", property="mesh", '
+            'value="CubeMesh()"), then fit_view again'
+        )
+
+
 class FramingTools(GodotToolkitBase):
     """fit_view."""
 
@@ -191,13 +202,19 @@ class FramingTools(GodotToolkitBase):
         moves = camera != "."  # what is under the camera moves with it (unless it is the root)
         drawing = [n for n in _drawing(found) if not (moves and _under(n.path, camera))]
         shown = ", ".join(n.path for n in drawing[:20]) or "none"
+        wanted = [n for n in names or [] if n.strip()]
         if not drawing:
+            for name in wanted:  # a named MeshInstance without a mesh: say that, not "add one"
+                try:
+                    _meshless(found.node(name), scene)
+                except KeyError:
+                    pass
+            name = wanted[0] if wanted else "Box"
             raise ToolError(
                 f"nothing in {scene} draws anything to frame: add a MeshInstance first, e.g. "
-                f'add_node(scene="{scene}", name="Box", type="MeshInstance", '
+                f'add_node(scene="{scene}", name="{name}", type="MeshInstance", '
                 'properties={"mesh": "CubeMesh()"})'
             )
-        wanted = [n for n in names or [] if n.strip()]
         if not wanted:
             boxes = drawing
             framed = [n.path for n in drawing]
@@ -215,6 +232,7 @@ class FramingTools(GodotToolkitBase):
                     )
                 inside = [n for n in drawing if _under(n.path, node.path)]
                 if not inside:
+                    _meshless(node, scene)
                     raise ToolError(
                         f"{node.path} ({node.type}) draws nothing to frame; nodes that draw: {shown}"
                     )
