@@ -39,6 +39,7 @@ CLASSIFIED: dict[str, tuple[set[str], set[str]]] = {
             "add_node",
             "attach_script",
             "create_scene",
+            "fit_view",
             "game_input",
             "game_set",
             "game_stop",

@@ -58,6 +58,9 @@ def tools_that_overlap() -> list[Any]:
             both.set()
         with anyio.fail_after(60):
             await both.wait()
+        # Long enough that the spans, timed as the events are observed, overlap on a busy
+        # machine too (without it each call took ~0.1 ms, less than the observer's gap).
+        await anyio.sleep(0.3)
         return f"value of {key}"
 
     @tool
