@@ -11,6 +11,7 @@ alone pass gives the pixels it would cover unoccluded (its middle) and unclipped
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,17 @@ class PassObject(BaseModel):
     clear: bool = False  # nothing can be in front of it: the ID pass shows all of it
 
 
+class PassLight(BaseModel):
+    """A light that was on in the scene (visible in the tree), in world space."""
+
+    name: str  # node path from the scene's root
+    type: str  # DirectionalLight, OmniLight, SpotLight
+    direction: list[float]  # where it shines: its -Z axis
+    energy: float = 1.0
+    own: bool = True  # a node of the scene itself, not of a scene instanced in it
+    parent_axes: list[list[float]] | None = None  # the parent's world axes, for a local pose
+
+
 class PassIndex(BaseModel):
     """`report.json`: the frame, the scale of the passes, and the objects."""
 
@@ -48,6 +60,9 @@ class PassIndex(BaseModel):
     camera: bool
     objects: list[PassObject]
     view: str = ""  # the camera's node path
+    scene: str = ""  # the scene's res:// path
+    lights: list[PassLight] = []
+    camera_axes: list[list[float]] | None = None  # the camera's world axes (it looks along -z)
 
 
 def _sides(mask: NDArray[np.bool_], width: int, height: int, scale: int) -> list[str]:
@@ -133,7 +148,92 @@ def read_report(
             if o.clear:
                 fact["pixels_alone"] = int(in_frame[o.index])
         facts[o.name] = ObjectFacts(**fact)
-    return visibility_report(ids, names, beauty, facts, view=view, frame_tool=frame_tool)
+    report = visibility_report(ids, names, beauty, facts, view=view, frame_tool=frame_tool)
+    _hint_lighting(report, index, frame_tool is not None)
+    return report
+
+
+_FLAT = "objects are in view but the image is flat"
+
+
+def _hint_lighting(report: VisibilityReport, index: PassIndex, calls: bool) -> None:
+    """A frame that is flat or has black objects, lit only by directional lights that do not
+    shine the way the camera looks: say which light and how to turn it (the core's hint says
+    only "add lights"). A default DirectionalLight shines along -Z, so a camera looking from
+    the side sees the faces it leaves dark. ``calls``: write the fix as a tool call."""
+    shown = [o for o in report.objects if o.visible]
+    if index.camera_axes is None or not shown:
+        return
+    if not report.blank and not any(o.colour == "black" for o in shown):
+        return
+    look = -_unit(np.array(index.camera_axes[2], dtype=float))
+    # shine the way the camera looks, a little downwards, so the tops are lit too
+    wanted = _unit(look + np.array((0.0, -0.4, 0.0))) if abs(look[1]) < 0.99 else look
+    lights = [light for light in index.lights if light.energy > 0]
+    scene = index.scene
+    if not lights:
+        rotation = _rotation_text(wanted)
+        fix = (
+            f'add_node(scene="{scene}", name="Sun", type="DirectionalLight", '
+            f'properties={{"rotation_degrees": "{rotation}"}})'
+            if calls and scene
+            else f"a DirectionalLight with rotation_degrees = {rotation}"
+        )
+        hint = f"the scene has no light: add one that shines the way the camera looks, {fix}"
+    else:
+        if any(light.type != "DirectionalLight" for light in lights):
+            return  # a lamp's reach and aim are not judged here
+        shining = [
+            (float(np.dot(_unit(np.array(light.direction)), look)), light) for light in lights
+        ]
+        best, light = max(shining, key=lambda pair: (pair[0], pair[1].own))
+        if best >= 0.5 or not light.own:
+            return  # a light shines at what the camera sees: the dark is something else
+        where = "towards the camera" if best < -0.3 else "across the camera's view"
+        rotation = _rotation_text(_local(wanted, light.parent_axes))
+        fix = (
+            f'set_property(scene="{scene}", node="{light.name}", property="rotation_degrees", '
+            f'value="{rotation}")'
+            if calls and scene
+            else f"rotation_degrees = {rotation} on {light.name}"
+        )
+        direction = ", ".join(f"{c:.2g}" for c in _unit(np.array(light.direction)) + 0.0)
+        hint = (
+            f"{light.name} shines along ({direction}), {where}, so the sides the camera sees "
+            f"get no light: turn it to shine the way the camera looks, {fix}"
+        )
+    flat = next((i for i, h in enumerate(report.hints) if h.startswith(_FLAT)), None)
+    if flat is None:
+        report.hints.append(hint)
+    else:
+        report.hints[flat] = hint
+
+
+def _unit(v: NDArray[np.float64]) -> NDArray[np.float64]:
+    length = float(np.linalg.norm(v))
+    return v / length if length > 1e-9 else np.array((0.0, 0.0, -1.0))
+
+
+def _local(
+    direction: NDArray[np.float64], parent_axes: list[list[float]] | None
+) -> NDArray[np.float64]:
+    """A world direction in the frame of a parent with these world axes."""
+    if parent_axes is None:
+        return direction
+    parent = np.array(parent_axes, dtype=float).T  # columns are the axes
+    if abs(float(np.linalg.det(parent))) < 1e-9:
+        return direction
+    return _unit(np.linalg.solve(parent, direction))
+
+
+def _rotation_text(direction: NDArray[np.float64]) -> str:
+    """``rotation_degrees`` (Godot's YXZ order, no roll) of a node whose -Z points along
+    ``direction``: -Z turned by pitch x then yaw y is (-sin y cos x, sin x, -cos y cos x)."""
+    dx, dy, dz = (float(c) for c in _unit(direction))
+    pitch = math.degrees(math.asin(max(-1.0, min(1.0, dy))))
+    yaw = math.degrees(math.atan2(-dx, -dz)) if abs(dy) < 0.9999 else 0.0
+    numbers = [round(pitch, 1) + 0.0, round(yaw, 1) + 0.0, 0]
+    return "Vector3( " + ", ".join(f"{n:g}" for n in numbers) + " )"
 
 
 def decode_ids(image: NDArray[np.uint8], count: int) -> NDArray[np.int32]:

@@ -255,6 +255,12 @@ class VisionPass extends Reference:
 		if source != null:
 			index["view"] = str(scene.get_path_to(source)) if scene.is_a_parent_of(source) else str(source.name)
 		_collect(scene, source)
+		# the lights and the camera's axes: a dark frame's hint says which light to turn
+		index["scene"] = scene.filename
+		index["lights"] = []
+		_collect_lights(scene)
+		if source != null:
+			index["camera_axes"] = _axes(source.global_transform.basis)
 		for item in objects:
 			# an object nothing can be in front of needs no pass alone: the ID pass shows all of it
 			item["clear"] = source != null and _nothing_in_front(item)
@@ -329,6 +335,22 @@ class VisionPass extends Reference:
 		if node == scene:
 			for item in objects:
 				_facts(item, source)
+
+	func _collect_lights(node):
+		for child in node.get_children():
+			if child is Spatial and not child.is_visible_in_tree():
+				continue
+			if child is Light:
+				var b = child.global_transform.basis
+				var entry = {"name": str(scene.get_path_to(child)), "type": child.get_class(), "energy": child.light_energy, "own": child.owner == scene, "direction": [-b.z.x, -b.z.y, -b.z.z]}
+				var parent = child.get_parent()
+				if parent is Spatial:
+					entry["parent_axes"] = _axes(parent.global_transform.basis)
+				index["lights"].append(entry)
+			_collect_lights(child)
+
+	static func _axes(b):
+		return [[b.x.x, b.x.y, b.x.z], [b.y.x, b.y.y, b.y.z], [b.z.x, b.z.y, b.z.z]]
 
 	func _object_of(geom):
 		# a node of an instanced scene (an imported model) belongs to the instance's root
