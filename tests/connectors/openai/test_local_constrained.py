@@ -372,10 +372,69 @@ def _after_a_step(text: str) -> tuple[ModelRequest, ModelResponse]:
     return request, ModelResponse(parts=[TextPart(text=text)], usage=Usage(requests=1))
 
 
+FINANCE_ASK = (
+    "Which had the higher total return from 2005 to 2012, AAPL or IBM? Compare them over "
+    "their common dates, give both returns, cite each source, and write 'higher: <ticker>'."
+)
+CLAUSE = (  # the 1.5B model's whole answer on finance/compare-aapl-ibm after compare
+    "To compare them over their common dates, give both returns, cite each source, and "
+    "write 'higher: <ticker>'."
+)
+
+
 def test_a_restated_request_is_told_from_an_answer() -> None:
     for text, echo in ((ASK, True), (RESTATED, True), (DONE, False), ("Done.", False)):
         request, response = _after_a_step(text)
         assert _echoes_request(request, response) is echo, text
+    # One clause of the request after "To" states a goal; answers that reuse its words do not
+    # open so, or say more than the clause.
+    for text, echo in (
+        (CLAUSE, True),
+        ("To compare them over their common dates.", True),
+        ("AAPL had the higher total return from 2005 to 2012: 1596.9% against 122.4%.", False),
+        ("To sum up, AAPL had the higher total return from 2005 to 2012 (1596.9%).", False),
+        (CLAUSE.removesuffix(".") + ": AAPL 1596.9%, IBM 122.4%, higher: AAPL.", False),
+    ):
+        request, response = _after_a_step(text)
+        request = request.model_copy(
+            update={"messages": [Message.user(FINANCE_ASK), *request.messages[1:]]}
+        )
+        assert _echoes_request(request, response) is echo, text
+
+
+async def test_a_restated_clause_after_reads_is_asked_for_the_answer(
+    qwen_engine: LocalEngine,
+) -> None:
+    # Tools that only read (none declares side effects, as finance's): the clause restated
+    # after the results is an answer not written, so it is asked for in text, even under
+    # the next-step cue, where a restated request after a step gets a call.
+    model = LocalChatModel(qwen_engine, next_step=True)
+    read = ToolCallPart(name="compare", arguments={"symbols": "AAPL,IBM"})
+    rows = "Total return 2005..2012: AAPL 1596.9%, IBM 122.4% (source: stocks.csv). best: AAPL"
+    compare = ToolSpec(
+        name="compare",
+        description="Total returns of several tickers side by side.",
+        parameters={"type": "object", "properties": {"symbols": {"type": "string"}}},
+    )
+    request = ModelRequest(
+        messages=[
+            Message.user(FINANCE_ASK),
+            Message(role="assistant", parts=[read]),
+            Message(
+                role="tool",
+                parts=[
+                    ToolResultPart(call_id=read.id, name="compare", parts=[TextPart(text=rows)])
+                ],
+            ),
+        ],
+        tools=[compare],
+        settings=ModelSettings(temperature=0, max_tokens=96),
+    )
+    echoed = ModelResponse(parts=[TextPart(text=CLAUSE)], usage=Usage(requests=1))
+    answered = await model._make_announced_call(request, echoed)
+    await model.aclose()
+    assert answered.tool_calls == [] and answered.usage.requests == 2, answered.parts
+    assert answered.text.strip() and not _echoes_request(request, answered), answered.text
 
 
 async def test_a_restated_request_under_the_next_step_cue_gets_a_call(

@@ -247,6 +247,17 @@ class LocalChatModel(OpenAIChatModel):
                 name = "required"  # it wrote out how to call instead of calling: any tool
             restated = name is None and _echoes_request(request, response)
             if (
+                restated
+                and _after_a_read(request)
+                and not _any_side_effects(request)
+                and _restates_a_clause_of(request, response)
+            ):
+                # Tools that only read (finance's), and a clause of the request after "To":
+                # a goal stated once the results are in is an answer not written, not a step
+                # not taken (asked for a call, the 1.5B model would read again with compare
+                # on finance/compare-aapl-ibm). A whole request restated still gets a call.
+                return await self._answer_again(request, response)
+            if (
                 name is None
                 and self._steps(request)
                 and (restated or announces_a_step(response.text))
@@ -531,14 +542,11 @@ def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
     if not users or not any(m.role == "tool" for m in request.messages):
         return False
 
-    def words(text: str) -> list[str]:
-        return text.lower().replace(".", " ").replace(",", " ").split()
-
-    said = words(response.text)
+    said = _words(response.text)
     if not said:
         return False
     for message in users:
-        asked = words(message.text)
+        asked = _words(message.text)
         if said == asked:
             return True
         # Or nearly: the request restated with a lead-in ("To build the scene, add a red
@@ -547,7 +555,37 @@ def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
         matcher = difflib.SequenceMatcher(None, asked, said, autojunk=False)
         if len(asked) >= 8 and matcher.ratio() >= 0.88:
             return True
+        if _restates_a_clause(asked, said):
+            return True
     return False
+
+
+def _restates_a_clause_of(request: ModelRequest, response: ModelResponse) -> bool:
+    """:func:`_restates_a_clause` of some user message of the request."""
+    said = _words(response.text)
+    return any(
+        _restates_a_clause(_words(m.text), said) and not _words(m.text) == said
+        for m in request.messages
+        if m.role == "user"
+    )
+
+
+def _words(text: str) -> list[str]:
+    return text.lower().replace(".", " ").replace(",", " ").split()
+
+
+def _restates_a_clause(asked: list[str], said: list[str]) -> bool:
+    """The answer is "To" and then one clause of the request word for word: "To compare them
+    over their common dates, give both returns, cite each source, and write 'higher:
+    <ticker>'." (the 1.5B model's whole answer on finance/compare-aapl-ibm, after the
+    compare call had returned both). It states a goal and reports nothing; an answer that
+    reuses the request's words ("AAPL had the higher total return...") does not open so."""
+    if len(said) < 6 or said[0] != "to":
+        return False
+    rest = said[1:]
+    matcher = difflib.SequenceMatcher(None, asked, rest, autojunk=False)
+    longest = max((block.size for block in matcher.get_matching_blocks()), default=0)
+    return longest >= 0.9 * len(rest)
 
 
 _JSON_FIELD = re.compile(r'"\s*:\s*[\[{"\d-]')
@@ -618,6 +656,11 @@ def _repeats_the_newest_call(request: ModelRequest, call: ToolCallPart) -> bool:
         made.id in succeeded and made.name == call.name and made.arguments == call.arguments
         for made in request.messages[-2].tool_calls
     )
+
+
+def _any_side_effects(request: ModelRequest) -> bool:
+    """Some offered tool declares side effects (so the toolkit tells reads from writes)."""
+    return any(spec.side_effects for spec in request.tools)
 
 
 def _after_a_read(request: ModelRequest) -> bool:
