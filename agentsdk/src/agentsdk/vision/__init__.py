@@ -9,6 +9,7 @@ from .colours import colour_name, id_colours, ids_from_colours
 from .compare import AssertResult, ImageComparison, compare_images, diff_reports, load_rgb
 from .pixels import ObjectPixels, flat_colour, pixel_stats
 from .report import (
+    FLAT_FRAME_HINT,
     ObjectFacts,
     ObjectVisibility,
     VisibilityReport,
@@ -17,6 +18,7 @@ from .report import (
 )
 
 __all__ = [
+    "FLAT_FRAME_HINT",
     "AssertResult",
     "ImageComparison",
     "ObjectFacts",

@@ -21,12 +21,17 @@ from .colours import colour_name
 from .pixels import ObjectPixels, flat_colour, pixel_stats
 
 __all__ = [
+    "FLAT_FRAME_HINT",
     "ObjectFacts",
     "ObjectVisibility",
     "VisibilityReport",
     "report_from_pixels",
     "visibility_report",
 ]
+
+FLAT_FRAME_HINT = "objects are in view but the image is flat"
+"""How the hint about a frame of one flat colour begins (an engine that knows more about its
+lights replaces that hint with its own: agentsdk_godot.visibility)."""
 
 Side = Literal["left", "right", "top", "bottom"]
 _SIDES: tuple[Side, ...] = ("left", "right", "top", "bottom")
@@ -343,7 +348,7 @@ def _hints(report: VisibilityReport, frame_tool: str | None = None) -> list[str]
             )
     elif report.blank and shown:
         hints.append(
-            f"objects are in view but the image is flat {report.blank_colour}: "
+            f"{FLAT_FRAME_HINT} {report.blank_colour}: "
             "add lights, or use a material that does not need light"
         )
     cut = sorted(

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from agentsdk.vision import (
+    FLAT_FRAME_HINT,
     ObjectFacts,
     VisibilityReport,
     id_colours,
@@ -153,9 +154,6 @@ def read_report(
     return report
 
 
-_FLAT = "objects are in view but the image is flat"
-
-
 def _hint_lighting(report: VisibilityReport, index: PassIndex, calls: bool) -> None:
     """A frame that is flat or has black objects, lit only by directional lights that do not
     shine the way the camera looks: say which light and how to turn it (the core's hint says
@@ -202,7 +200,7 @@ def _hint_lighting(report: VisibilityReport, index: PassIndex, calls: bool) -> N
             f"{light.name} shines along ({direction}), {where}, so the sides the camera sees "
             f"get no light: turn it to shine the way the camera looks, {fix}"
         )
-    flat = next((i for i, h in enumerate(report.hints) if h.startswith(_FLAT)), None)
+    flat = next((i for i, h in enumerate(report.hints) if h.startswith(FLAT_FRAME_HINT)), None)
     if flat is None:
         report.hints.append(hint)
     else:

@@ -563,11 +563,8 @@ def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
 def _restates_a_clause_of(request: ModelRequest, response: ModelResponse) -> bool:
     """:func:`_restates_a_clause` of some user message of the request."""
     said = _words(response.text)
-    return any(
-        _restates_a_clause(_words(m.text), said) and not _words(m.text) == said
-        for m in request.messages
-        if m.role == "user"
-    )
+    asked = [_words(m.text) for m in request.messages if m.role == "user"]
+    return any(words != said and _restates_a_clause(words, said) for words in asked)
 
 
 def _words(text: str) -> list[str]:
