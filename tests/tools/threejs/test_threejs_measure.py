@@ -69,7 +69,8 @@ async def test_rests_on_passes_touching_and_says_how_far_off_otherwise(
 
 async def test_a_rotated_box_measures_its_tight_world_box(toolkit: ThreeJSToolkit) -> None:
     await toolkit.reset()
-    await call(toolkit, "add_object", name="turned", size=[2, 1, 1], rotation=[0, 30, 0])
+    await call(toolkit, "add_object", name="turned", size=[2, 1, 1])
+    await call(toolkit, "update_object", name="turned", rotation=[0, 30, 0])
     [bounds] = await toolkit.bounds("turned")
     c, s = math.cos(math.radians(30)), math.sin(math.radians(30))
     # Corners (+-1, +-0.5) of the footprint rotated about y by 30 degrees.

@@ -46,6 +46,14 @@ async def ok(toolkit: ThreeJSToolkit, tool_name: str, /, **arguments: object) ->
     return outcome.text
 
 
+async def add_turned(toolkit: ThreeJSToolkit, name: str, /, **fields: Any) -> str:
+    """add_object, then update_object with the rotation, scale and rest_on (add_object takes
+    no rotation or scale): the text of the update, which places the object last."""
+    turned = {key: fields.pop(key) for key in ("rotation", "scale", "rest_on") if key in fields}
+    await ok(toolkit, "add_object", name=name, **fields)
+    return await ok(toolkit, "update_object", name=name, **turned)
+
+
 async def fresh(toolkit: ThreeJSToolkit) -> None:
     await toolkit.reset()
     await ok(toolkit, "add_light", kind="ambient", intensity=2)
@@ -99,17 +107,18 @@ def glb_vertices(path: Path) -> dict[str, Array]:
 async def test_rotated_scaled_box_rests_on_the_ground(toolkit: ThreeJSToolkit) -> None:
     await fresh(toolkit)
     size, turn, scale = [1, 0.5, 2], [30, 45, 10], [1.5, 1, 0.5]
-    text = await ok(
+    text = await add_turned(
         toolkit,
-        "add_object",
-        name="crate",
+        "crate",
         size=size,
         rotation=turn,
         scale=scale,
         position=[2, 5, -1],
         rest_on="ground",
     )
-    assert text.startswith('added box "crate", rests on the ground (bottom y=0).'), text
+    assert text.startswith(
+        'updated "crate": rotation [30,45,10], scale [1.5,1,0.5], rests on the ground (bottom y=0).'
+    ), text
     corners = placed(box_corners(size), turn, scale)
     centre = np.array([2, -corners[:, 1].min(), -1])  # x and z stay, the lowest corner on y=0
     low, high = await bounds(toolkit, "crate")
@@ -130,19 +139,16 @@ async def test_rotated_scaled_box_rests_on_the_ground(toolkit: ThreeJSToolkit) -
 
 async def test_a_stack_on_a_turned_table(toolkit: ThreeJSToolkit) -> None:
     await fresh(toolkit)
-    await ok(
+    await add_turned(
         toolkit,
-        "add_object",
-        name="table",
+        "table",
         size=[2, 0.8, 1.2],
         rotation=[0, 20, 0],
         position=[1, 3, -1],
         rest_on="ground",
     )
     cube_turn = [30, 45, 0]
-    text = await ok(
-        toolkit, "add_object", name="cube", size=0.5, rotation=cube_turn, rest_on="table"
-    )
+    text = await add_turned(toolkit, "cube", size=0.5, rotation=cube_turn, rest_on="table")
     assert "rests on table (top y=0.8), centred on it" in text
     corners = placed(box_corners([0.5, 0.5, 0.5]), cube_turn, [1, 1, 1])
     low, high = await bounds(toolkit, "cube")
@@ -151,10 +157,9 @@ async def test_a_stack_on_a_turned_table(toolkit: ThreeJSToolkit) -> None:
     # The turned table's box is centred on its position: the cube is centred on (1, -1).
     assert (low + high)[[0, 2]] / 2 == pytest.approx([1, -1], abs=1e-5)
     # A squashed sphere on the cube: its pole (0, -r, 0) scaled by 0.5 is the lowest vertex.
-    text = await ok(
+    text = await add_turned(
         toolkit,
-        "add_object",
-        name="ball",
+        "ball",
         shape="sphere",
         size=0.3,
         scale=[1, 0.5, 1],
@@ -178,10 +183,9 @@ async def test_a_stack_on_a_turned_table(toolkit: ThreeJSToolkit) -> None:
 async def test_round_shapes_checked_in_the_exported_glb(toolkit: ThreeJSToolkit) -> None:
     """Cylinder and torus vertices as trimesh reads them from the exported file."""
     await fresh(toolkit)
-    await ok(
+    await add_turned(
         toolkit,
-        "add_object",
-        name="post",
+        "post",
         shape="cylinder",
         size=[0.4, 1.5],
         rotation=[0, 0, 60],
@@ -189,10 +193,9 @@ async def test_round_shapes_checked_in_the_exported_glb(toolkit: ThreeJSToolkit)
         position=[-1, 4, 0.5],
         rest_on="ground",
     )
-    await ok(
+    await add_turned(
         toolkit,
-        "add_object",
-        name="ring",
+        "ring",
         shape="torus",
         size=[0.6, 0.15],
         rotation=[80, 0, 30],
@@ -241,10 +244,9 @@ async def test_a_third_party_model_turned_and_scaled_rests_on_the_ground(
 async def test_camera_and_lights_aim_at_objects_by_name(toolkit: ThreeJSToolkit) -> None:
     await fresh(toolkit)
     await ok(toolkit, "add_object", name="cone", shape="cone", size=[0.5, 2], position=[2, 1, -3])
-    await ok(
+    await add_turned(
         toolkit,
-        "add_object",
-        name="crate2",
+        "crate2",
         size=[1, 0.5, 2],
         rotation=[0, 30, 0],
         position=[-1, 0.25, 1],

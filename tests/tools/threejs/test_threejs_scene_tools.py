@@ -98,6 +98,13 @@ async def test_bad_values_change_nothing_and_say_what_exists(toolkit: ThreeJSToo
     )
     wrong_type = await call(toolkit, "set_camera", position=[1, 2])
     assert wrong_type.is_error and wrong_type.kind == "invalid_arguments"
+    # add_object takes no rotation, scale or opacity (update_object does): refused by name.
+    turned = await call(toolkit, "add_object", name="t", rotation=[0, 45, 0])
+    assert turned.is_error and turned.kind == "invalid_arguments" and "rotation" in turned.text
+    [add_object] = [t for t in toolkit.tools() if t.name == "add_object"]
+    assert set(add_object.parameters["properties"]) == {
+        "name", "shape", "size", "color", "position", "rest_on"
+    }
     after = line((await call(toolkit, "render")).text, "Objects:")
     assert after == before == "Objects: ball (sphere #008000) at (0, 0, 0) size 1x1x1."
 
@@ -249,6 +256,17 @@ async def test_a_light_on_the_far_side_is_named_with_the_fix(toolkit: ThreeJSToo
     assert "sun shines from (0, 0, 0) towards (0, 0, 3)" in line(away.text, "Note:")
     lit = await call(toolkit, "add_light", kind="ambient")
     assert "Note:" not in lit.text, lit.text
+    # A point light low beside one face lights that face only (threejs/light-it, 1.5B model,
+    # both runs of session 13): the box renders black and the note names the fix.
+    await fresh(toolkit)
+    await call(toolkit, "add_object", name="box", color="red", position=[0, 0.5, 0])
+    beside = await call(toolkit, "add_light", kind="point", name="l", position=[0, 0, 1])
+    assert re.search(r"^box: .*black", beside.text, re.M), beside.text
+    assert line(beside.text, "Note:").startswith(
+        "Note: box renders black although there is light (l at (0, 0, 1)): it lights little"
+    )
+    fixed = await call(toolkit, "add_light", kind="point", name="l", position=[4, 3, 6])
+    assert "Note:" not in fixed.text and re.search(r"^box: .*red", fixed.text, re.M), fixed.text
 
 
 async def test_a_close_up_says_what_it_crops(toolkit: ThreeJSToolkit) -> None:

@@ -103,8 +103,16 @@ def _dark(colour: str | None) -> bool:
     return max(value >> 16, (value >> 8) & 255, value & 255) < 48
 
 
+_FROM_THE_CAMERA = 0.8
+"""Cosine above which a light comes from where the camera looks from (within ~37 degrees):
+it then lights the faces the camera sees. A point light at (0, 0.5, 2) for a box at the
+origin seen from (4, 3, 6) (cosine 0.78) lit only the box's front face; the box rendered
+black and the 1.5B model moved the light nowhere for six turns (threejs/light-it)."""
+
+
 def _unlit_side(item: SceneObject, scene: SceneSummary) -> bool:
-    """Every light shines on the far side of ``item`` as the camera sees it (or from inside)."""
+    """No light comes from the camera's side of ``item`` (or every one is inside it): the
+    lights reach little or nothing of what the camera sees."""
     if item.bbox_min is None or item.bbox_max is None or _dark(item.color):
         return False
     centre = [(a + b) / 2 for a, b in zip(item.bbox_min, item.bbox_max, strict=True)]
@@ -121,14 +129,15 @@ def _unlit_side(item: SceneObject, scene: SceneSummary) -> bool:
             lo <= p <= hi
             for lo, p, hi in zip(item.bbox_min, light.position, item.bbox_max, strict=True)
         )
-        if not inside and sum(t * v for t, v in zip(towards, view, strict=True)) > 0.2:
+        if not inside and sum(t * v for t, v in zip(towards, view, strict=True)) > _FROM_THE_CAMERA:
             return False
     return True
 
 
 def light_side_notes(scene: SceneSummary, reports: list[VisibilityReport]) -> list[str]:
-    """Objects that render black although lit: the light is behind them, seen from the camera.
-    (Local models put a point light at the origin, or aimed a sun away from the camera.)"""
+    """Objects that render black although lit: the light is behind them or to one side,
+    seen from the camera. (Local models put a point light at the origin, aimed a sun away
+    from the camera, or put a point light low beside one face.)"""
     camera = next((r for r in reports if r.view == "camera"), None)
     lit = [light for light in scene.lights if light.intensity > 0]
     if camera is None or not lit:
@@ -147,7 +156,7 @@ def light_side_notes(scene: SceneSummary, reports: list[VisibilityReport]) -> li
     names = ", ".join(unlit[:3])
     return [
         f"Note: {names} render{'s' if len(unlit) == 1 else ''} black although there is light "
-        f"({where}): it shines on the side the camera does not see. Light what the camera "
+        f"({where}): it lights little or none of the side the camera sees. Light what the camera "
         f'sees: add_light(kind="directional", position=[{at}]) (where the camera is).'
     ]
 
