@@ -5,6 +5,7 @@ a model that can judge it, ``agentsdk_next_step``) to take the next step or answ
 
 from __future__ import annotations
 
+import json
 from importlib.resources import files
 from typing import Any
 
@@ -33,6 +34,11 @@ def _render(*results: str, next_step: bool | None = None, answer_only: bool = Fa
         messages.append({"role": "tool", "content": text, "tool_call_id": f"c{n}"})
     # As llama.cpp renders chat templates (like Hugging Face's apply_chat_template).
     env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    # Hugging Face's and llama.cpp's tojson: json.dumps's output (Jinja's own escapes <, >,
+    # & and ' for HTML, which the engine does not).
+    env.filters["tojson"] = lambda value, indent=None, separators=None: json.dumps(
+        value, ensure_ascii=False, indent=indent, separators=separators
+    )
     extra: dict[str, bool] = {} if next_step is None else {"agentsdk_next_step": next_step}
     if answer_only:
         extra["agentsdk_answer_only"] = True
@@ -103,7 +109,9 @@ def test_each_tool_and_each_cue_starts_its_own_line() -> None:
     # trim_blocks eats the newline after a tag; these once ran together ("...}}{"name"...",
     # "...this model cannot view images]Never repeat...").
     prompt = _render(REPORT)
-    assert '\n{"name": "fit_view"' in prompt and '\n{"name": "render"' in prompt
+    assert '\n{"name": "fit_view", ' in prompt and '\n{"name": "render", ' in prompt
+    # Calls are shown as the grammar makes the model write them (spaced, Qwen's own format).
+    assert '<|im_start|>assistant\n{"name": "fit_view", "arguments": {"names": ["box"]}}<|im_end|>' in prompt
     assert "(right)\nNever repeat a function call" in prompt
     assert "hint: frame it\nThe result has a hint" in _render(REPORT + "\nhint: frame it")
 
