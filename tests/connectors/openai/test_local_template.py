@@ -111,7 +111,10 @@ def test_each_tool_and_each_cue_starts_its_own_line() -> None:
     prompt = _render(REPORT)
     assert '\n{"name": "fit_view", ' in prompt and '\n{"name": "render", ' in prompt
     # Calls are shown as the grammar makes the model write them (spaced, Qwen's own format).
-    assert '<|im_start|>assistant\n{"name": "fit_view", "arguments": {"names": ["box"]}}<|im_end|>' in prompt
+    assert (
+        '<|im_start|>assistant\n{"name": "fit_view", "arguments": {"names": ["box"]}}<|im_end|>'
+        in prompt
+    )
     assert "(right)\nNever repeat a function call" in prompt
     assert "hint: frame it\nThe result has a hint" in _render(REPORT + "\nhint: frame it")
 

@@ -103,7 +103,12 @@ async def test_bad_values_change_nothing_and_say_what_exists(toolkit: ThreeJSToo
     assert turned.is_error and turned.kind == "invalid_arguments" and "rotation" in turned.text
     [add_object] = [t for t in toolkit.tools() if t.name == "add_object"]
     assert set(add_object.parameters["properties"]) == {
-        "name", "shape", "size", "color", "position", "rest_on"
+        "name",
+        "shape",
+        "size",
+        "color",
+        "position",
+        "rest_on",
     }
     after = line((await call(toolkit, "render")).text, "Objects:")
     assert after == before == "Objects: ball (sphere #008000) at (0, 0, 0) size 1x1x1."

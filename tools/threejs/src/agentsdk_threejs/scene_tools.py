@@ -162,7 +162,13 @@ class SceneTools:
         # opacity 94 of 122 calls in the three.js evals), ~24 tokens a call at ~20 tokens/s,
         # and 19 of the opacities were not 1, though no request asked for one.
         op = _op(
-            "add", name=name, shape=shape, size=size, color=color, position=position, rest_on=rest_on
+            "add",
+            name=name,
+            shape=shape,
+            size=size,
+            color=color,
+            position=position,
+            rest_on=rest_on,
         )
         return await self._apply([op], ctx)
 
