@@ -163,11 +163,23 @@ def to_parts(value: Any) -> list[TextPart | ImagePart]:
     return [TextPart(text=_json_text(value))]
 
 
-def _format_validation_error(tool_name: str, err: ValidationError) -> str:
+def _format_validation_error(
+    tool_name: str, err: ValidationError, accepted: Sequence[str] = ()
+) -> str:
+    """The model-facing text of a validation error. An argument the tool does not take is
+    answered with the ones it does (a model that remembers an older signature, or guesses
+    one, gets the list instead of having to find it in the schema again)."""
     lines = [f"Invalid arguments for tool '{tool_name}':"]
+    unknown = False
     for e in err.errors(include_url=False):
         loc = ".".join(str(x) for x in e["loc"]) or "(arguments)"
-        lines.append(f"- {loc}: {e['msg']}")
+        if e["type"] == "extra_forbidden" and len(e["loc"]) == 1:
+            unknown = True
+            lines.append(f"- {loc}: {tool_name} has no argument named {loc}")
+        else:
+            lines.append(f"- {loc}: {e['msg']}")
+    if unknown and accepted:
+        lines.append(f"{tool_name} takes: {', '.join(accepted)}.")
     lines.append("Call the tool again with corrected arguments.")
     return "\n".join(lines)
 
@@ -296,7 +308,9 @@ class Tool:
         try:
             validated = self._validate_args(arguments)
         except ValidationError as err:
-            text = _format_validation_error(self.name, err)
+            text = _format_validation_error(
+                self.name, err, list(self.parameters.get("properties", {}))
+            )
             return ToolOutcome([TextPart(text=text)], is_error=True, kind="invalid_arguments")
         kwargs = validated.__dict__.copy()
         if self._context_param is not None:

@@ -100,7 +100,9 @@ async def test_bad_values_change_nothing_and_say_what_exists(toolkit: ThreeJSToo
     assert wrong_type.is_error and wrong_type.kind == "invalid_arguments"
     # add_object takes no rotation, scale or opacity (update_object does): refused by name.
     turned = await call(toolkit, "add_object", name="t", rotation=[0, 45, 0])
-    assert turned.is_error and turned.kind == "invalid_arguments" and "rotation" in turned.text
+    assert turned.is_error and turned.kind == "invalid_arguments"
+    assert "- rotation: add_object has no argument named rotation" in turned.text
+    assert "add_object takes: name, shape, size, color, position, rest_on." in turned.text
     [add_object] = [t for t in toolkit.tools() if t.name == "add_object"]
     assert set(add_object.parameters["properties"]) == {
         "name",
