@@ -275,6 +275,16 @@ async def test_a_call_announced_in_prose_is_made(qwen_engine: LocalEngine) -> No
     assert again is plain
 
 
+def _one_call(ask: str, call: ToolCallPart, result: str) -> list[Message]:
+    """A request, one call and its result: the conversation a turn after a tool ran."""
+    done = ToolResultPart(call_id=call.id, name=call.name, parts=[TextPart(text=result)])
+    return [
+        Message.user(ask),
+        Message(role="assistant", parts=[call]),
+        Message(role="tool", parts=[done]),
+    ]
+
+
 async def test_an_answer_that_repeats_the_request_is_asked_for_again(
     qwen_engine: LocalEngine,
 ) -> None:
@@ -282,18 +292,7 @@ async def test_an_answer_that_repeats_the_request_is_asked_for_again(
     assert isinstance(model, LocalChatModel)
     ask = "Move the cube to x=1, y=2."
     call = ToolCallPart(name="move", arguments={"target": "cube", "to": {"x": 1, "y": 2}})
-    messages = [
-        Message.user(ask),
-        Message(role="assistant", parts=[call]),
-        Message(
-            role="tool",
-            parts=[
-                ToolResultPart(
-                    call_id=call.id, name="move", parts=[TextPart(text="cube at (1, 2)")]
-                )
-            ],
-        ),
-    ]
+    messages = _one_call(ask, call, "cube at (1, 2)")
     request = ModelRequest(messages=messages, tools=TOOLS, settings=ModelSettings(temperature=0))
     echoed = ModelResponse(parts=[TextPart(text=ask)], usage=Usage(requests=1))
     answered = await model._make_announced_call(request, echoed)
@@ -359,13 +358,8 @@ DONE = (  # an answer that says the same things as done
 
 def _after_a_step(text: str) -> tuple[ModelRequest, ModelResponse]:
     made = ToolCallPart(name="set_colour", arguments={"object": "cube", "colour": "red"})
-    result = ToolResultPart(call_id=made.id, name="set_colour", parts=[TextPart(text="ok")])
     request = ModelRequest(
-        messages=[
-            Message.user(ASK),
-            Message(role="assistant", parts=[made]),
-            Message(role="tool", parts=[result]),
-        ],
+        messages=_one_call(ASK, made, "ok"),
         tools=TOOLS,
         settings=ModelSettings(temperature=0, max_tokens=96),
     )
@@ -417,16 +411,7 @@ async def test_a_restated_clause_after_reads_is_asked_for_the_answer(
         parameters={"type": "object", "properties": {"symbols": {"type": "string"}}},
     )
     request = ModelRequest(
-        messages=[
-            Message.user(FINANCE_ASK),
-            Message(role="assistant", parts=[read]),
-            Message(
-                role="tool",
-                parts=[
-                    ToolResultPart(call_id=read.id, name="compare", parts=[TextPart(text=rows)])
-                ],
-            ),
-        ],
+        messages=_one_call(FINANCE_ASK, read, rows),
         tools=[compare],
         settings=ModelSettings(temperature=0, max_tokens=96),
     )

@@ -13,7 +13,7 @@ import logging
 import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from agentsdk.http import CannotSend, TransportFailure
 from agentsdk.tools import SchemaProblem, ToolSpec, compile_schema
@@ -245,13 +245,9 @@ class LocalChatModel(OpenAIChatModel):
                     # re-read with compare on finance/compare-aapl-ibm turn after turn.
                     return await self._answer_again(request, response)
                 name = "required"  # it wrote out how to call instead of calling: any tool
-            restated = name is None and _echoes_request(request, response)
-            if (
-                restated
-                and _after_a_read(request)
-                and not _any_side_effects(request)
-                and _restates_a_clause_of(request, response)
-            ):
+            echo = _echo(request, response) if name is None else None
+            restated = echo is not None
+            if echo == "clause" and _after_a_read(request) and not _any_side_effects(request):
                 # Tools that only read (finance's), and a clause of the request after "To":
                 # a goal stated once the results are in is an answer not written, not a step
                 # not taken (asked for a call, the 1.5B model would read again with compare
@@ -538,33 +534,35 @@ class LocalChatModel(OpenAIChatModel):
 def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
     """The answer, after some tool result, is a user message word for word or nearly (the
     0.5B and 1.5B models both answer with the request when unsure): no answer at all."""
+    return _echo(request, response) is not None
+
+
+def _echo(request: ModelRequest, response: ModelResponse) -> Literal["request", "clause"] | None:
+    """How the answer echoes the request (see :func:`_echoes_request`): ``"clause"`` when it
+    is "To" and one clause of a user message (:func:`_restates_a_clause`), else
+    ``"request"`` when it is a whole user message, word for word or nearly."""
     users = [m for m in request.messages if m.role == "user" and m.text.strip()]
     if not users or not any(m.role == "tool" for m in request.messages):
-        return False
+        return None
 
     said = _words(response.text)
     if not said:
-        return False
+        return None
+    whole = False
     for message in users:
         asked = _words(message.text)
         if said == asked:
-            return True
+            whole = True
+            continue
+        if _restates_a_clause(asked, said):
+            return "clause"
         # Or nearly: the request restated with a lead-in ("To build the scene, add a red
         # object named Target, a camera, and a light, so that ..."), most of its words in
         # order and little else.
         matcher = difflib.SequenceMatcher(None, asked, said, autojunk=False)
         if len(asked) >= 8 and matcher.ratio() >= 0.88:
-            return True
-        if _restates_a_clause(asked, said):
-            return True
-    return False
-
-
-def _restates_a_clause_of(request: ModelRequest, response: ModelResponse) -> bool:
-    """:func:`_restates_a_clause` of some user message of the request."""
-    said = _words(response.text)
-    asked = [_words(m.text) for m in request.messages if m.role == "user"]
-    return any(words != said and _restates_a_clause(words, said) for words in asked)
+            whole = True
+    return "request" if whole else None
 
 
 def _words(text: str) -> list[str]:
