@@ -119,7 +119,10 @@ async def test_stopping_the_cluster_leaves_no_ray_process(
     worker = int(rollout.worker.removeprefix("ray:"))
     pids = cluster.pids()
     head = cluster.process.pid if cluster.process else None
-    assert head in pids and worker in pids and len(pids) >= 5  # head, GCS, raylet, agents
+    assert head in pids and len(pids) >= 5  # head, GCS, raylet, agents
+    # The worker that ran the rollout is found by its marker while it lives; Ray may already
+    # have reaped it as idle (a clean-clone run on 2 loaded cores did, so this once failed).
+    assert worker in pids or not pid_alive(worker)
     cluster.stop()
     assert [pid for pid in [*pids, worker] if pid_alive(pid)] == []
     assert cluster.pids() == [] and cluster.temp_dir is None and not ray.is_initialized()
