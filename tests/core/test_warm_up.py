@@ -108,20 +108,51 @@ async def test_of_two_tiers_only_the_one_picked_for_turn_one_warms_up() -> None:
     assert len(standard.warmed) == 2 and fast.warmed == []
 
 
-async def test_a_task_run_starts_the_model_while_its_environment_starts() -> None:
-    # run_task starts its toolkits through a pool before the agent exists: the engine
-    # (no request yet, so no prefix) starts alongside.
+async def test_a_task_run_warms_the_model_up_for_its_first_request_while_its_environment_starts() -> (
+    None
+):
+    # run_task makes the agent before it starts the task's toolkits (their tools are
+    # listed before they run), so the model warms up for the very request turn 1 makes
+    # while the toolkit starts and the setup runs.
     kit = SlowStart(0.3)
+    set_up: list[float] = []
+
+    def setup(world: object) -> None:
+        set_up.append(time.perf_counter())
 
     task = Task(
         id="warm/one",
         prompt="Say hi.",
         toolkits=[ToolkitSpec(name="slow", factory=lambda **_: kit)],
+        setup=setup,
         checks=[Check("says hi", lambda world: world.answer == "hi")],
     )
     model = WarmingModel(["hi"])
     rollout = await run_task(task, model, suite=Suite(name="warm", tasks=[task]))
     assert rollout.passed, rollout
-    assert model.warmed and model.warmed[0][2] is None
-    assert kit.started_at is not None
-    assert model.warmed[0][0] < kit.started_at[1]  # began before the toolkit was up
+    assert kit.started_at is not None and set_up
+    began, _, request = model.warmed[0]
+    assert began < kit.started_at[1]  # began before the toolkit was up
+    assert set_up[0] >= kit.started_at[1]  # the setup still ran on the started toolkit
+    assert request is not None
+    first = model.requests[0]
+    assert request == first  # exactly the request turn 1 then made
+
+
+async def test_a_task_whose_toolkit_lists_its_tools_once_started_warms_the_engine_only() -> None:
+    # An MCP server's tools (``tools_version``) are unknown until it runs: the agent is
+    # made after the toolkit starts, and the warm-up gets no request to answer.
+    class Changing(SlowStart):
+        tools_version = 0
+
+    kit = Changing(0.05)
+    task = Task(
+        id="warm/two",
+        prompt="Say hi.",
+        toolkits=[ToolkitSpec(name="slow", factory=lambda **_: kit)],
+        checks=[Check("says hi", lambda world: world.answer == "hi")],
+    )
+    model = WarmingModel(["hi"], seconds=0.01)
+    rollout = await run_task(task, model, suite=Suite(name="warm", tasks=[task]))
+    assert rollout.passed, rollout
+    assert model.warmed[0][2] is None

@@ -21,7 +21,7 @@ from .events import Event, RunFailed, RunFinished, RunPaused
 from .loop import RunConfig, first_request, run_events
 from .loopguard import LoopGuard
 from .messages import Message
-from .models import Model, ModelSettings, Tiers, warm_up_soon
+from .models import Model, ModelRequest, ModelSettings, Tiers, warm_up_soon
 from .output import OutputSpec
 from .plugins import load_toolkit, resolve_model
 from .result import RunResult
@@ -206,6 +206,18 @@ class Agent(HeldOpen):
                 t.on_answer for t in self.toolkits if type(t).on_answer is not Toolkit.on_answer
             ],
         )
+
+    def opening_request(
+        self, prompt: str | Message, *, settings: ModelSettings | None = None
+    ) -> ModelRequest | None:
+        """The request a new run's first turn makes for ``prompt``: instructions, the
+        prompt and every tool's schema. ``None`` when a toolkit's tools are known only
+        once it runs (an MCP server's). A caller that starts a run's environment itself
+        (``run_task``) warms the model up for it meanwhile (``models.warm_up_soon``)."""
+        if self._changing:
+            return None
+        cfg = self._config(None, settings, None, False, None)
+        return first_request(cfg, prompt)
 
     def _tool_refresher(self) -> Callable[[], dict[str, Tool] | None]:
         """For one run: the tools anew when a changing toolkit's version moved, else None."""

@@ -16,7 +16,15 @@ from agentsdk.errors import AgentError
 from agentsdk.tools import ToolSpec
 from agentsdk_openai import LocalChatModel, LocalEngine
 
-from agentsdk import Message, ModelRequest, ModelSettings, TextPart, ToolCallPart, ToolResultPart
+from agentsdk import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    ModelSettings,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -205,3 +213,50 @@ async def test_the_engine_starts_and_reads_the_prefix_while_the_toolkits_start(
     first = turns[0].usage
     assert first.cache_read_tokens >= prefix - 1
     assert first.input_tokens - first.cache_read_tokens < 40  # the user's message, about
+    # Turn 1 was written by the warm-up, while the toolkit started, not asked again.
+    assert model.answered_ahead == 1
+    assert turns[0].tool_calls == 1
+
+
+async def test_a_warm_up_answer_serves_only_the_request_it_was_asked_for(
+    tmp_path: Path, engine_pids: list[int]
+) -> None:
+    system = f"Session {secrets.token_hex(4)}. You are a careful market analyst. " * 6
+    tool = _tool("Look up the latest price of a stock.")
+    engine = LocalEngine("qwen2.5-coder-0.5b", kv_cache_dir=tmp_path)
+    async with engine:
+        assert engine.pid is not None
+        engine_pids.append(engine.pid)
+        model = LocalChatModel(engine)
+        asked = _request(system, tool)
+        await model.warm_up(asked)
+        await model.warm_up(asked)  # a second warm-up for it (the agent's) asks nothing more
+        # Another request (a different user message) is answered by the engine, and the
+        # kept answer still waits for its own request.
+        other = asked.model_copy(
+            update={"messages": [Message.system(system), Message.user("Look up IBM.")]}
+        )
+        ibm = await model.request(other)
+        assert model.answered_ahead == 0
+        assert ibm.tool_calls and ibm.tool_calls[0].arguments == {"ticker": "IBM"}
+        msft = await model.request(asked)
+        assert model.answered_ahead == 1
+        assert msft.tool_calls and msft.tool_calls[0].arguments == {"ticker": "MSFT"}
+        # Given out once: the same request again goes to the engine.
+        again = await model.request(asked)
+        assert model.answered_ahead == 1 and again.tool_calls
+        # Streamed, a kept answer arrives whole.
+        await model.warm_up(asked)
+        items = [item async for item in model.stream(asked)]
+        assert model.answered_ahead == 2
+        final = items[-1]
+        assert isinstance(final, ModelResponse) and final.tool_calls[0].arguments == {
+            "ticker": "MSFT"
+        }
+        # answer_ahead=False: a warm-up only puts the system turn and tools in place.
+        plain = LocalChatModel(engine, answer_ahead=False)
+        await plain.warm_up(asked)
+        await plain.request(asked)
+        assert plain.answered_ahead == 0
+        await model.aclose()
+        await plain.aclose()

@@ -39,30 +39,43 @@ class ToolkitPool:
 
     def __init__(self) -> None:
         self._toolkits: dict[str, Toolkit] = {}
+        self._started: set[str] = set()
         self._used: set[str] = set()
 
-    async def acquire(self, specs: Sequence[ToolkitSpec]) -> dict[str, Toolkit]:
-        """The toolkits for one run, by spec name: started, and reset if used before."""
+    def build(self, specs: Sequence[ToolkitSpec]) -> dict[str, Toolkit]:
+        """The toolkits for one run, by spec name, not necessarily started yet: what the
+        run's agent is made with while ``acquire`` starts them (their tools are known)."""
         out: dict[str, Toolkit] = {}
         for spec in specs:
             key = spec.key()
             toolkit = self._toolkits.get(key)
             if toolkit is None:
-                toolkit = spec.build()
+                toolkit = self._toolkits[key] = spec.build()
+            out[spec.name] = toolkit
+        return out
+
+    async def acquire(self, specs: Sequence[ToolkitSpec]) -> dict[str, Toolkit]:
+        """The toolkits for one run, by spec name: started, and reset if used before."""
+        out = self.build(specs)
+        for spec in specs:
+            key = spec.key()
+            toolkit = out[spec.name]
+            if key not in self._started:
                 await toolkit.__aenter__()
-                self._toolkits[key] = toolkit
+                self._started.add(key)
             elif key in self._used:
                 await toolkit.reset()
             self._used.add(key)
-            out[spec.name] = toolkit
         return out
 
     async def discard(self, specs: Sequence[ToolkitSpec]) -> None:
         """Close and forget these toolkits (after a crash); the next run gets new ones."""
         for spec in specs:
-            toolkit = self._toolkits.pop(spec.key(), None)
-            self._used.discard(spec.key())
-            if toolkit is not None:
+            key = spec.key()
+            toolkit = self._toolkits.pop(key, None)
+            self._used.discard(key)
+            if toolkit is not None and key in self._started:
+                self._started.discard(key)
                 try:
                     await toolkit.__aexit__(None, None, None)
                 except Exception:  # a crashed engine may fail to close; it is gone either way
@@ -71,8 +84,11 @@ class ToolkitPool:
     async def aclose(self) -> None:
         """Close every toolkit."""
         toolkits, self._toolkits = self._toolkits, {}
+        started, self._started = self._started, set()
         self._used.clear()
-        for toolkit in toolkits.values():
+        for key, toolkit in toolkits.items():
+            if key not in started:
+                continue
             try:
                 await toolkit.__aexit__(None, None, None)
             except Exception:
@@ -197,15 +213,52 @@ async def run_task(
         shutil.rmtree(rundir, ignore_errors=True)
     warming = None
     try:
-        if steps is None and not (isinstance(model, str) and model == REFERENCE):
-            resolved = resolve_model(model) if isinstance(model, str) else model
-            warming = warm_up_soon(resolved)  # a local engine starts while the toolkits do
         try:
-            toolkits = await pool.acquire(task.specs)
+            toolkits = pool.build(task.specs)
+        except Exception as exc:
+            return broken(f"the environment failed to start: {type(exc).__name__}: {exc}")
+        world = World(task=task, toolkits=toolkits, workdir=rundir)
+        if isinstance(model, str) and (model == REFERENCE or steps is not None):
+            resolved = ReferenceModel(task, world, steps)
+        elif steps is not None:
+            resolved = ReferenceModel(task, world, steps)
+        else:
+            resolved = resolve_model(model) if isinstance(model, str) else model
+
+        def make_agent() -> Agent:
+            tools: list[Tool | Toolkit] = []
+            for spec in task.specs:
+                toolkit = toolkits[spec.name]
+                tools.append(toolkit.only(*spec.tools) if spec.tools else toolkit)
+            tools.extend(extra_tools)
+            return Agent(
+                resolved,
+                suite.instructions_for(task) if suite is not None else task.instructions,
+                tools=tools,
+                max_turns=task.max_turns,
+                timeout=task.timeout,
+                settings=(settings or ModelSettings()).merged(task.settings),
+                artifacts_dir=root,
+                trace=trace,
+            )
+
+        # A toolkit whose tools are known only once it runs (an MCP server's) must start
+        # before the agent is made; the others are listed now.
+        listed = not any(hasattr(t, "tools_version") for t in toolkits.values())
+        agent = make_agent() if listed else None
+        if not isinstance(resolved, ReferenceModel):
+            # The task's prompt does not depend on its environment: a local engine starts
+            # and writes the first turn (``models.warm_up``) while the toolkits start and
+            # the setup builds the scene.
+            opening = agent.opening_request(task.prompt) if agent is not None else None
+            warming = warm_up_soon(resolved, opening)
+        try:
+            await pool.acquire(task.specs)
         except Exception as exc:
             await pool.discard(task.specs)
             return broken(f"the environment failed to start: {type(exc).__name__}: {exc}")
-        world = World(task=task, toolkits=toolkits, workdir=rundir)
+        if agent is None:
+            agent = make_agent()
         if task.setup is not None:
             try:
                 value = task.setup(world)
@@ -214,28 +267,6 @@ async def run_task(
             except Exception:
                 await pool.discard(task.specs)
                 return broken(f"setup failed:\n{traceback.format_exc()}")
-        if isinstance(model, str) and (model == REFERENCE or steps is not None):
-            resolved = ReferenceModel(task, world, steps)
-        elif steps is not None:
-            resolved = ReferenceModel(task, world, steps)
-        elif resolved is None:
-            resolved = resolve_model(model) if isinstance(model, str) else model
-        tools: list[Tool | Toolkit] = []
-        for spec in task.specs:
-            toolkit = toolkits[spec.name]
-            tools.append(toolkit.only(*spec.tools) if spec.tools else toolkit)
-        tools.extend(extra_tools)
-        merged = (settings or ModelSettings()).merged(task.settings)
-        agent = Agent(
-            resolved,
-            suite.instructions_for(task) if suite is not None else task.instructions,
-            tools=tools,
-            max_turns=task.max_turns,
-            timeout=task.timeout,
-            settings=merged,
-            artifacts_dir=root,
-            trace=trace,
-        )
 
         heard: list[ToolCallStarted | ToolCallFinished] = []
 

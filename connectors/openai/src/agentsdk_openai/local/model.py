@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any, Literal
 
+import anyio
 from agentsdk.http import CannotSend, TransportFailure
 from agentsdk.tools import SchemaProblem, ToolSpec, compile_schema
 
@@ -81,6 +82,10 @@ class LocalChatModel(OpenAIChatModel):
             model that slips into repeating itself would otherwise write until the context
             is full, minutes on a CPU; at the cap the turn fails with a clear
             ``ResponseTruncatedError``. None: no cap.
+        answer_ahead: a warm-up given a run's first request (``Agent.run`` while its
+            toolkits start, ``run_task`` while the task's setup runs) asks it then and
+            keeps the answer for the turn that sends exactly that request; a different
+            request drops it. False: the warm-up only reads the system turn and tools.
 
     ``aclose`` closes this model's connections but leaves the shared engine running
     for other agents; the engine stops at interpreter exit or on ``engine.stop()``.
@@ -95,6 +100,7 @@ class LocalChatModel(OpenAIChatModel):
         next_step: bool | None = None,
         default_temperature: float | None = 0.0,
         default_max_tokens: int | None = 1024,
+        answer_ahead: bool = True,
         **kwargs: Any,
     ):
         profile = engine_profile("local")
@@ -127,6 +133,11 @@ class LocalChatModel(OpenAIChatModel):
         """What the prefix cache did for this model's requests (restored, saved...)."""
         self._grammars: dict[tuple[str, str | None], tuple[str | None, list[Any]]] = {}
         self._unconstrainable: set[str] = set()
+        self.answer_ahead = answer_ahead
+        self._answering: set[bytes] = set()  # the requests warm-ups are asking
+        self._ahead: dict[bytes, ModelResponse] = {}  # what they got, by request
+        self.answered_ahead = 0
+        """Turns answered by a warm-up before they asked (``answer_ahead``)."""
 
     def __repr__(self) -> str:
         return f"LocalChatModel(name={self.name!r}, engine={self.local_engine!r})"
@@ -140,18 +151,61 @@ class LocalChatModel(OpenAIChatModel):
         return self
 
     async def warm_up(self, request: ModelRequest | None = None) -> None:
-        """Start the engine and, given a run's first request, put its system turn and tools
-        in the KV cache (restored from disk when saved before), so that turn only reads
-        the user's message. The agent calls this while its toolkits start."""
+        """Start the engine and, given a run's first request, ask it now and keep the
+        answer for the turn that sends it (``answer_ahead``; otherwise only put its system
+        turn and tools in the KV cache, from the prefix cache). The agent calls this while
+        its toolkits start, ``run_task`` while the task's setup runs: the first turn is
+        written meanwhile instead of after them."""
         await self.local_engine.start()
-        if request is not None:
+        if request is None:
+            return
+        if not self.answer_ahead:
             request = self._with_defaults(request)
             await self._warm_prefix(request, self._constrains(request))
+            return
+        # Two warm-ups for one request (run_task's, then the agent's) ask it once: the
+        # second waits for the first and finds the answer kept.
+        key = self._key(request)
+        while key in self._answering:  # noqa: ASYNC110 (polled: an Event is bound to one loop)
+            await anyio.sleep(0.02)
+        if key in self._ahead:
+            return
+        self._answering.add(key)
+        try:
+            response = await self._ask(request)
+            if len(self._ahead) >= 16:  # runs that never asked (cancelled): forget the oldest
+                del self._ahead[next(iter(self._ahead))]
+            self._ahead[key] = response
+        finally:
+            self._answering.discard(key)
+
+    def _key(self, request: ModelRequest) -> bytes:
+        """What makes two requests the same to the engine: the body it would be sent."""
+        request = self._with_defaults(request)
+        return self.chat_body(request, constrained=self._constrains(request), stream=False)
+
+    async def _answered_ahead(self, request: ModelRequest) -> ModelResponse | None:
+        """The answer a warm-up got (or is getting) for exactly this request, given out
+        once; None for any other request, which need not wait for it."""
+        key = self._key(request)
+        while key in self._answering:  # noqa: ASYNC110
+            await anyio.sleep(0.02)
+        response = self._ahead.pop(key, None)
+        if response is not None:
+            self.answered_ahead += 1
+        return response
 
     # -- the Model protocol -------------------------------------------------------------
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One completion; constrained when tools are offered, with tokens when asked."""
+        if self._ahead or self._answering:
+            ahead = await self._answered_ahead(request)
+            if ahead is not None:
+                return ahead
+        return await self._ask(request)
+
+    async def _ask(self, request: ModelRequest) -> ModelResponse:
         request = self._with_defaults(request)
         constrained = self._constrains(request)
         await self._warm_prefix(request, constrained)
@@ -169,12 +223,17 @@ class LocalChatModel(OpenAIChatModel):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
         """Stream deltas, then the ``ModelResponse``; a constrained call arrives whole at the end."""
+        ahead = None
+        if self._ahead or self._answering:
+            ahead = await self._answered_ahead(request)
         request = self._with_defaults(request)
         constrained = self._constrains(request)
-        await self._warm_prefix(request, constrained)
-        if request.settings.record_tokens:
-            # The token trace comes from llama.cpp's /completion, read whole.
-            response = await complete_with_tokens(self, request, constrained)
+        if ahead is None:
+            await self._warm_prefix(request, constrained)
+        if ahead is not None or request.settings.record_tokens:
+            # Answered whole: ahead of time, or for its token trace (llama.cpp's
+            # /completion, read whole).
+            response = ahead or await complete_with_tokens(self, request, constrained)
             if response.text:
                 yield StreamDelta(text=response.text)
             for index, call in enumerate(response.tool_calls):
@@ -473,14 +532,19 @@ class LocalChatModel(OpenAIChatModel):
             self.prefix_events.append(event)
             del self.prefix_events[:-100]  # a long-lived model keeps the recent ones
 
+    async def _render(self, request: ModelRequest, constrained: bool) -> str | None:
+        """The prompt text the engine's chat template makes of ``request``."""
+        body = json.loads(self.chat_body(request, constrained=constrained, stream=False))
+        body.pop("stream", None)
+        prompt = (await self.post_engine("/apply-template", body)).get("prompt")
+        return prompt if isinstance(prompt, str) else None
+
     async def _prompt_starts_with(
         self, request: ModelRequest, constrained: bool, prefix: str
     ) -> bool:
         """Whether the prompt the engine renders for ``request`` begins with ``prefix``."""
-        body = json.loads(self.chat_body(request, constrained=constrained, stream=False))
-        body.pop("stream", None)
-        prompt = (await self.post_engine("/apply-template", body))["prompt"]
-        return isinstance(prompt, str) and prompt.startswith(prefix)
+        prompt = await self._render(request, constrained)
+        return prompt is not None and prompt.startswith(prefix)
 
     async def tokenize(self, text: str) -> list[int]:
         """Token ids of ``text`` as the engine reads a prompt (special tokens parsed)."""
