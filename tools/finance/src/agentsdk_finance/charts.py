@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import io
 import textwrap
+from typing import TYPE_CHECKING
 
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter, ScalarFormatter
 
 from agentsdk_finance.indicators import sma
 from agentsdk_finance.models import PriceHistory
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 # Figures are built with the object API on the Agg canvas, never pyplot: no global
-# state, so charts can be drawn from worker threads.
+# state, so charts can be drawn from worker threads. Matplotlib is imported when the
+# first chart is drawn (~0.2 s that a run drawing none does not pay).
 
 
 def _png(fig: Figure, dpi: int) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
@@ -33,6 +37,8 @@ def price_chart(
     history: PriceHistory, windows: tuple[int, ...] = (50, 200), dpi: int = 90
 ) -> bytes:
     """Price with simple moving averages (top) and drawdown from the running peak (bottom)."""
+    from matplotlib.figure import Figure
+
     prices = history.price.dropna()
     fig = Figure(figsize=(8, 5))
     fig.subplots_adjust(left=0.09, right=0.98, top=0.93, bottom=0.1, hspace=0.08)
@@ -63,6 +69,9 @@ def normalised(histories: list[PriceHistory]) -> pd.DataFrame:
 
 def comparison_chart(histories: list[PriceHistory], dpi: int = 90) -> bytes:
     """Several symbols rebased to 100 on the first common date."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
     frame = normalised(histories)
     fig = Figure(figsize=(8, 4.5))
     fig.subplots_adjust(left=0.09, right=0.98, top=0.92, bottom=0.14)
