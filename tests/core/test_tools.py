@@ -10,7 +10,7 @@ import pytest
 from agentsdk._docstrings import parse_docstring
 from pydantic import BaseModel, Field
 
-from agentsdk import Image, ImagePart, TextPart, ToolContext, ToolError, Toolkit, tool
+from agentsdk import Image, ImagePart, TextPart, Tool, ToolContext, ToolError, Toolkit, tool
 
 PNG_1PX = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c4944415408d763f8cfc0f0"
@@ -136,6 +136,19 @@ async def test_invalid_arguments_are_an_error_the_model_can_fix() -> None:
     # An argument the tool does not take: named, with the ones it does.
     assert "- c: add has no argument named c\nadd takes: a, b.\n" in out.text
     assert (await add.call({"a": 1, "b": 2})).text == "3"
+    # A tool made from a JSON schema (an MCP server's) says it in the same words.
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
+    plus = Tool.from_schema("plus", "Add.", schema, lambda args: args["a"] + args["b"])
+    out = await plus.call({"a": 1, "b": 2, "c": 3})
+    assert out.is_error and out.kind == "invalid_arguments"
+    assert "- c: plus has no argument named c\nplus takes: a, b.\n" in out.text
+    out = await plus.call({"a": 1})  # a missing argument is still said to be missing
+    assert "- b: this required argument is missing" in out.text and "takes:" not in out.text
 
 
 @pytest.mark.anyio

@@ -468,13 +468,20 @@ def schema_tool(
     def call_fn(arguments: dict[str, Any], ctx: ToolContext | None = None) -> Any:
         return fn(arguments, ctx) if takes_ctx else fn(arguments)
 
+    known = parameters.get("properties") or {}
+    closed = parameters.get("additionalProperties") is False
+
     def check(arguments: Any) -> Any:
         found = problems(arguments) if problems is not None else []
         if found:  # reported in the same words as a decorated tool's bad arguments
             raise ValidationError.from_exception_data(
                 name,
                 [
-                    {
+                    # An argument the tool does not take: pydantic's own kind, so it is
+                    # named and answered with the ones the tool takes, as for @tool.
+                    {"type": "extra_forbidden", "loc": loc, "input": arguments}
+                    if closed and len(loc) == 1 and loc[0] in arguments and loc[0] not in known
+                    else {
                         "type": PydanticCustomError("json_schema", msg),
                         "loc": loc,
                         "input": arguments,
