@@ -35,6 +35,18 @@ MARKET = ["performance", "fundamentals", "compare", "price_history"]
             ["create_scene", "add_node"],
             "add_node",
         ),
+        # An instruction to use it, given to the user instead of the call (godot/hello-script,
+        # blender/unhide-ball).
+        (
+            "To run the project, use the `run_project` function.",
+            ["write_script", "run_project"],
+            "run_project",
+        ),
+        (
+            "To fix, use the `set_transform` function with `location=[-4.5, -4.5, 0.5]`.",
+            [*SCENE, "set_transform"],
+            "set_transform",
+        ),
         # The earliest tool named after the intent wins.
         ("I will set_material first, then export_asset.", SCENE, "set_material"),
         # Final answers and other prose are not announcements.
@@ -43,6 +55,7 @@ MARKET = ["performance", "fundamentals", "compare", "price_history"]
         ("AAPL 1596.9%; the performance tool gives the total return.", MARKET, None),
         ("Let me know if you need anything else.", SCENE, None),
         ("I used the export_asset function to write crate.glb.", SCENE, None),
+        ("Use the result as you like: AAPL returned 1596.9%.", MARKET, None),
         ("I called export_asset, so crate.glb is in the run folder.", SCENE, None),
         ("To call a function, reply with only a JSON object on one line:", SCENE, None),
         ("I will render the scene.", [], None),

@@ -63,7 +63,7 @@ def echoes_call_format(text: str) -> bool:
 _INTENT = re.compile(
     r"\b(?:i will|i'll|i need to|i must|i should|i have to|i am going to|i'm going to|"
     r"let me|let's|we need to|we will|we'll|next,? i|now i|i can now|to do (?:this|that),|"
-    r"call|calling)\b",
+    r"call|calling|use)\b",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -76,8 +76,9 @@ def announced_tool(text: str, offered: Collection[str]) -> str | None:
     """The offered tool a text answer announces it will call, or None.
 
     A sentence announces a tool when it has a phrase of intent ("I will", "I need to",
-    "let me"..., or an instruction to "call" it, which the model gives the user instead of
-    making the call) and, after it, names the tool: verbatim with its underscores
+    "let me"..., or an instruction to "call" or "use" it, which the model gives the user
+    instead of making the call: "To run the project, use the `run_project` function.", the
+    1.5B model's whole answer on godot/hello-script) and, after it, names the tool: verbatim with its underscores
     (``export_asset``), quoted or in backticks (``"compare"``), followed by "function",
     "tool" or "(", or with the words of a multi-word name in order a few words apart
     ("add a modifier" for ``add_modifier``). A sentence ending in ":" counts as intent
