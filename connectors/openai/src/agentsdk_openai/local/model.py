@@ -84,8 +84,9 @@ class LocalChatModel(OpenAIChatModel):
             ``ResponseTruncatedError``. None: no cap.
         answer_ahead: a warm-up given a run's first request (``Agent.run`` while its
             toolkits start, ``run_task`` while the task's setup runs) asks it then and
-            keeps the answer for the turn that sends exactly that request; a different
-            request drops it. False: the warm-up only reads the system turn and tools.
+            keeps the answer for the turn that sends exactly that request, once; any
+            other request is answered by the engine as usual (the 16 newest answers are
+            kept). False: the warm-up only reads the system turn and tools.
 
     ``aclose`` closes this model's connections but leaves the shared engine running
     for other agents; the engine stops at interpreter exit or on ``engine.stop()``.
