@@ -8,6 +8,8 @@ What the server says it reused (``cached_tokens``) is the measurement.
 from __future__ import annotations
 
 import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -41,6 +43,16 @@ def _tool(description: str) -> ToolSpec:
     )
 
 
+@asynccontextmanager
+async def _engine(kv_dir: Path, engine_pids: list[int]) -> AsyncIterator[LocalEngine]:
+    """A private 0.5B engine with its own KV folder, running; its pid recorded."""
+    engine = LocalEngine("qwen2.5-coder-0.5b", kv_cache_dir=kv_dir)
+    async with engine:
+        assert engine.pid is not None
+        engine_pids.append(engine.pid)
+        yield engine
+
+
 def _request(system: str, tool: ToolSpec) -> ModelRequest:
     return ModelRequest(
         messages=[Message.system(system), Message.user("Look up MSFT.")],
@@ -56,10 +68,7 @@ async def test_a_new_engine_process_restores_the_prefix(
     system = f"Session {secrets.token_hex(4)}. You are a careful market analyst. " * 6
     tool = _tool("Look up the latest price of a stock.")
 
-    first = LocalEngine("qwen2.5-coder-0.5b", kv_cache_dir=tmp_path)
-    async with first:
-        assert first.pid is not None
-        engine_pids.append(first.pid)
+    async with _engine(tmp_path, engine_pids) as first:
         model = LocalChatModel(first)
         cold = await model.request(_request(system, tool))
         await model.aclose()
@@ -125,10 +134,7 @@ async def test_an_answer_only_turn_reads_on_from_the_conversation_in_the_slot(
         Message(role="assistant", parts=[call]),
         Message(role="tool", parts=[result]),
     ]
-    engine = LocalEngine("qwen2.5-coder-0.5b", kv_cache_dir=tmp_path)
-    async with engine:
-        assert engine.pid is not None
-        engine_pids.append(engine.pid)
+    async with _engine(tmp_path, engine_pids) as engine:
         model = LocalChatModel(engine)
         settings = ModelSettings(temperature=0, max_tokens=24, allow_truncated=True)
         auto = await model.request(
@@ -223,10 +229,7 @@ async def test_a_warm_up_answer_serves_only_the_request_it_was_asked_for(
 ) -> None:
     system = f"Session {secrets.token_hex(4)}. You are a careful market analyst. " * 6
     tool = _tool("Look up the latest price of a stock.")
-    engine = LocalEngine("qwen2.5-coder-0.5b", kv_cache_dir=tmp_path)
-    async with engine:
-        assert engine.pid is not None
-        engine_pids.append(engine.pid)
+    async with _engine(tmp_path, engine_pids) as engine:
         model = LocalChatModel(engine)
         asked = _request(system, tool)
         await model.warm_up(asked)

@@ -218,9 +218,7 @@ async def run_task(
         except Exception as exc:
             return broken(f"the environment failed to start: {type(exc).__name__}: {exc}")
         world = World(task=task, toolkits=toolkits, workdir=rundir)
-        if isinstance(model, str) and (model == REFERENCE or steps is not None):
-            resolved = ReferenceModel(task, world, steps)
-        elif steps is not None:
+        if steps is not None or (isinstance(model, str) and model == REFERENCE):
             resolved = ReferenceModel(task, world, steps)
         else:
             resolved = resolve_model(model) if isinstance(model, str) else model

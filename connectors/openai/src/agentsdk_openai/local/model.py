@@ -188,6 +188,8 @@ class LocalChatModel(OpenAIChatModel):
     async def _answered_ahead(self, request: ModelRequest) -> ModelResponse | None:
         """The answer a warm-up got (or is getting) for exactly this request, given out
         once; None for any other request, which need not wait for it."""
+        if not self._ahead and not self._answering:
+            return None
         key = self._key(request)
         while key in self._answering:  # noqa: ASYNC110
             await anyio.sleep(0.02)
@@ -200,11 +202,8 @@ class LocalChatModel(OpenAIChatModel):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One completion; constrained when tools are offered, with tokens when asked."""
-        if self._ahead or self._answering:
-            ahead = await self._answered_ahead(request)
-            if ahead is not None:
-                return ahead
-        return await self._ask(request)
+        ahead = await self._answered_ahead(request)
+        return ahead if ahead is not None else await self._ask(request)
 
     async def _ask(self, request: ModelRequest) -> ModelResponse:
         request = self._with_defaults(request)
@@ -224,9 +223,7 @@ class LocalChatModel(OpenAIChatModel):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
         """Stream deltas, then the ``ModelResponse``; a constrained call arrives whole at the end."""
-        ahead = None
-        if self._ahead or self._answering:
-            ahead = await self._answered_ahead(request)
+        ahead = await self._answered_ahead(request)
         request = self._with_defaults(request)
         constrained = self._constrains(request)
         if ahead is None:
@@ -533,19 +530,14 @@ class LocalChatModel(OpenAIChatModel):
             self.prefix_events.append(event)
             del self.prefix_events[:-100]  # a long-lived model keeps the recent ones
 
-    async def _render(self, request: ModelRequest, constrained: bool) -> str | None:
-        """The prompt text the engine's chat template makes of ``request``."""
-        body = json.loads(self.chat_body(request, constrained=constrained, stream=False))
-        body.pop("stream", None)
-        prompt = (await self.post_engine("/apply-template", body)).get("prompt")
-        return prompt if isinstance(prompt, str) else None
-
     async def _prompt_starts_with(
         self, request: ModelRequest, constrained: bool, prefix: str
     ) -> bool:
         """Whether the prompt the engine renders for ``request`` begins with ``prefix``."""
-        prompt = await self._render(request, constrained)
-        return prompt is not None and prompt.startswith(prefix)
+        body = json.loads(self.chat_body(request, constrained=constrained, stream=False))
+        body.pop("stream", None)
+        prompt = (await self.post_engine("/apply-template", body))["prompt"]
+        return isinstance(prompt, str) and prompt.startswith(prefix)
 
     async def tokenize(self, text: str) -> list[int]:
         """Token ids of ``text`` as the engine reads a prompt (special tokens parsed)."""
