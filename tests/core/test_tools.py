@@ -301,3 +301,40 @@ async def test_a_toolkit_can_complete_the_final_answer() -> None:
     result = await Agent(model, tools=[Notes().only("look")]).run("go")
     assert result.output == "done [looked 1 time(s)]"
     assert result.messages[-1].text == "done"  # the transcript keeps the model's words
+
+
+def _plus(a: int, b: int) -> int:
+    """Add."""
+    return a + b
+
+
+def test_toolkits_whose_tools_change_are_told_apart_and_their_subsets_follow() -> None:
+    from agentsdk.tools import tools_can_change, tools_version
+
+    class Changing(Toolkit):
+        """Like an MCP server's toolkit: its tool list changes, and tools_version says so."""
+
+        name = "changing"
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.tools_version = 1
+            self.offered = [Tool(_plus, name="a"), Tool(_plus, name="b")]
+
+        def tools(self) -> list[Tool]:
+            return list(self.offered)
+
+    plain = Counter()
+    assert not tools_can_change(plain) and tools_version(plain) == 0
+    assert not tools_can_change(plain.only("bump"))
+
+    server = Changing()
+    subset = server.only("a", "b")
+    assert tools_can_change(server) and tools_can_change(subset)
+    assert tools_version(subset) == 1
+    # The server drops b: the subset offers what is left (not a KeyError) and its version
+    # moves with the server's, so an agent holding the subset reads its tools again.
+    server.offered = server.offered[:1]
+    server.tools_version = 2
+    assert [t.name for t in subset.tools()] == ["a"]
+    assert tools_version(subset) == 2

@@ -26,7 +26,7 @@ from .output import OutputSpec
 from .plugins import load_toolkit, resolve_model
 from .result import RunResult
 from .stream import RunStream
-from .tools import Tool, Toolkit, collect_tools
+from .tools import Tool, Toolkit, collect_tools, tools_can_change, tools_version
 from .tracing import JsonlTracer, observe_run
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,9 +122,9 @@ class Agent(HeldOpen):
                 self.toolkits.append(resolved)
             self._items.append(resolved)
         self.tools: dict[str, Tool] = _tools_by_name(self._items)
-        # Toolkits whose tools can change while they run (an MCP server's) say so with an
-        # integer `tools_version` that grows on each change; runs re-read their tools then.
-        self._changing = [t for t in self.toolkits if hasattr(t, "tools_version")]
+        # Toolkits whose tools can change while they run (an MCP server's): runs re-read
+        # their tools when one's version moves.
+        self._changing = [t for t in self.toolkits if tools_can_change(t)]
         self.output = (
             OutputSpec(output_type, output_retries) if output_type not in (None, str) else None
         )
@@ -224,7 +224,7 @@ class Agent(HeldOpen):
         seen: list[tuple[int, ...]] = []
 
         def refresh() -> dict[str, Tool] | None:
-            versions = tuple(int(getattr(t, "tools_version", 0)) for t in self._changing)
+            versions = tuple(tools_version(t) for t in self._changing)
             if seen and seen[0] == versions:
                 return None
             seen[:] = [versions]

@@ -588,8 +588,16 @@ class _ToolkitSubset(Toolkit):
         return self.inner.on_answer(answer, messages)
 
     def tools(self) -> list[Tool]:
+        # A toolkit whose tools change (an MCP server's) may have dropped one since.
         by_name = {t.name: t for t in self.inner.tools()}
-        return [by_name[n] for n in self.names]
+        return [by_name[n] for n in self.names if n in by_name]
+
+    def __getattr__(self, name: str) -> Any:
+        # The inner toolkit's tools_version shows through: a subset of a toolkit whose
+        # tools change changes with it (``tools_can_change``).
+        if name == "tools_version" and "inner" in self.__dict__:
+            return getattr(self.inner, name)
+        raise AttributeError(name)
 
 
 def check_groups(
@@ -632,4 +640,16 @@ def collect_tools(items: Sequence[Tool | Toolkit | Callable[..., Any]]) -> list[
     return out
 
 
-__all__ += ["ToolLike", "check_groups", "collect_tools"]
+def tools_can_change(toolkit: object) -> bool:
+    """Whether ``toolkit``'s tools can change while it runs, as an MCP server's can. Such a
+    toolkit has an integer ``tools_version`` that grows on each change (the agent re-reads
+    its tools then), and it lists its tools only once it has started."""
+    return hasattr(toolkit, "tools_version")
+
+
+def tools_version(toolkit: object) -> int:
+    """``toolkit``'s ``tools_version``; 0 for a toolkit whose tools never change."""
+    return int(getattr(toolkit, "tools_version", 0))
+
+
+__all__ += ["ToolLike", "check_groups", "collect_tools", "tools_can_change", "tools_version"]

@@ -29,7 +29,7 @@ from mcp.server.stdio import stdio_server
 
 from ..artifacts import ArtifactStore, default_runs_dir
 from ..plugins import load_toolkit
-from ..tools import Tool, ToolContext, Toolkit, collect_tools
+from ..tools import Tool, ToolContext, Toolkit, collect_tools, tools_can_change, tools_version
 from ._content import to_mcp_result
 
 __all__ = ["ToolServer", "create_server", "serve_http", "serve_stdio"]
@@ -73,7 +73,7 @@ class ToolServer:
 
     def tools(self) -> dict[str, Tool]:
         """The tools by name, re-read when a toolkit's tool list changed."""
-        versions = tuple(int(getattr(t, "tools_version", 0)) for t in self.toolkits)
+        versions = tuple(tools_version(t) for t in self.toolkits)
         if versions != self._versions:
             found: dict[str, Tool] = {}
             for t in collect_tools(self.items):
@@ -177,7 +177,7 @@ def create_server(
 
 def _options(server: Server[Any]) -> Any:
     tools: ToolServer = server.tool_server  # type: ignore[attr-defined]
-    changing = any(hasattr(t, "tools_version") for t in tools.toolkits)
+    changing = any(tools_can_change(t) for t in tools.toolkits)
     return server.create_initialization_options(NotificationOptions(tools_changed=changing))
 
 

@@ -21,7 +21,7 @@ from ..messages import Message, TextPart, ToolCallPart, ToolResultPart, Usage
 from ..models import Model, ModelError, ModelSettings, Tiers, warm_up_soon
 from ..plugins import resolve_model
 from ..result import RunResult
-from ..tools import Tool, Toolkit
+from ..tools import Tool, Toolkit, tools_can_change
 from .reference import ReferenceMissing, ReferenceModel
 from .task import Step, Suite, Task, ToolkitSpec, Verdict
 from .verify import VerifierError, verify
@@ -242,7 +242,7 @@ async def run_task(
 
         # A toolkit whose tools are known only once it runs (an MCP server's) must start
         # before the agent is made; the others are listed now.
-        listed = not any(hasattr(t, "tools_version") for t in toolkits.values())
+        listed = not any(tools_can_change(t) for t in toolkits.values())
         agent = make_agent() if listed else None
         if not isinstance(resolved, ReferenceModel):
             # The task's prompt does not depend on its environment: a local engine starts
