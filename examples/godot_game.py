@@ -2,8 +2,9 @@
 
 Runs offline by default: a scripted game maker (``FunctionModel``) drives the real
 ``GodotToolkit`` (Godot 3 headless + the windowed runner under Xvfb). Its first script looks up
-a node that does not exist, so the headless run comes back as an error with the file and line;
-it reads the message, fixes the script, runs again and takes a screenshot. It decides from the
+a node that does not exist; attaching it runs the scene for a few frames, so the call comes back
+as an error with the file and line. It reads the message, fixes the script, runs the game and
+takes a screenshot. It decides from the
 screenshot's text report alone (no pixel is looked at): the camera starts too close, the report
 says the ball is cut off, so it moves the camera back and looks again. Pass ``--model`` to let a
 real model plan instead, e.g. ``--model openai:gpt-4.1``.
@@ -98,7 +99,6 @@ BUILD_STEPS: list[tuple[str, dict[str, object]]] = [
     ),
     ("write_script", {"path": "res://bounce.gd", "source": BUGGY_SCRIPT}),
     ("attach_script", {"scene": "res://main.tscn", "node": "Ball", "script": "res://bounce.gd"}),
-    ("run_project", {"seconds": 1.0}),
 ]
 
 
@@ -111,7 +111,7 @@ def game_maker(request: ModelRequest) -> ToolCallPart | str:
         name, arguments = BUILD_STEPS[len(results)]
         return ToolCallPart(name=name, arguments=arguments)
     last = results[-1]
-    if last.name == "run_project" and last.is_error:
+    if last.name in ("attach_script", "write_script", "run_project") and last.is_error:
         if not re.search(r"res://bounce\.gd:\d+: error", last.text):
             return f"The game failed in a way I cannot fix: {last.text}"
         return ToolCallPart(
@@ -138,14 +138,15 @@ def game_maker(request: ModelRequest) -> ToolCallPart | str:
                     "value": "Vector3( 0, 1.2, 5 )",
                 },
             )
-        coverage = ball.group(1).split(" ", 1)[0]
-        first_error = next(r for r in results if r.name == "run_project" and r.is_error)
+        coverage = ball.group(1).split(" ", 1)[0].rstrip(",")
+        first_error = next(r for r in results if r.is_error)
         where = re.search(r"res://bounce\.gd:\d+", first_error.text)
         runs = [json.loads(r.text) for r in results if r.name == "run_project" and not r.is_error]
         return (
             f"The red ball bounces in front of the camera and covers {coverage} of the frame, "
             "fully in view (the first picture had it cut off, so I moved the camera back). "
-            f"The first run failed at {where.group(0) if where else 'bounce.gd'} (a node named "
+            f"Attaching the script ran the scene, which failed at "
+            f"{where.group(0) if where else 'bounce.gd'} (a node named "
             f"Shadow does not exist); I removed that line and the game then ran "
             f"{runs[-1].get('frames')} frames without errors."
         )

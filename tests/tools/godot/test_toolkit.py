@@ -13,6 +13,8 @@ from PIL import Image as PILImage
 
 from agentsdk import Agent, ToolCallPart
 
+SPIN = "extends Spatial\n\nfunc _process(delta):\n\trotate_y(delta)\n"
+
 
 @pytest.fixture
 async def toolkit(engine: GodotEngine) -> AsyncIterator[GodotToolkit]:
@@ -92,12 +94,7 @@ async def test_authoring_tools_build_a_scene_the_engine_opens(toolkit: GodotTool
         source="extends Spatial\n\nfunc _process(delta)\n\trotate_y(delta)\n",
     )
     assert broken.is_error and "res://spin.gd:3" in broken.text
-    fixed = await call(
-        toolkit,
-        "write_script",
-        path="res://spin.gd",
-        source="extends Spatial\n\nfunc _process(delta):\n\trotate_y(delta)\n",
-    )
+    fixed = await call(toolkit, "write_script", path="res://spin.gd", source=SPIN)
     assert not fixed.is_error, fixed.text
     attached = await call(
         toolkit, "attach_script", scene="res://main.tscn", node="Ball", script="res://spin.gd"
@@ -108,6 +105,74 @@ async def test_authoring_tools_build_a_scene_the_engine_opens(toolkit: GodotTool
     assert not tree.is_error, tree.text
     assert "Ball (MeshInstance) [res://spin.gd]" in tree.text
     assert "SphereMesh" in tree.text
+
+
+@pytest.mark.anyio
+async def test_a_script_is_run_when_attached_or_rewritten_and_its_runtime_error_shows(
+    toolkit: GodotToolkit,
+) -> None:
+    await call(toolkit, "create_scene", path="res://main.tscn", root_type="Spatial")
+    await call(toolkit, "add_node", scene="res://main.tscn", name="Box", type="MeshInstance")
+    # Parses, fails on the first frame: the local `rotation` hides the node's own (it is Nil).
+    shadowed = (
+        "extends Spatial\n\nfunc _process(delta):\n"
+        "\tvar rotation = rotation + Vector3(0, delta, 0)\n\tset_rotation(rotation)\n"
+    )
+    attached = await call(
+        toolkit,
+        "attach_script",
+        scene="res://main.tscn",
+        node="Box",
+        script="res://spin.gd",
+        source=shadowed,
+    )
+    assert attached.is_error, attached.text
+    assert "res://spin.gd is saved and it is attached to Box, but it fails when" in attached.text
+    assert "res://spin.gd:4: error:" in attached.text and "Nil" in attached.text
+    assert "> 4 | \tvar rotation = rotation + Vector3(0, delta, 0)" in attached.text
+    assert "hint: res://spin.gd:4 `var rotation = ...rotation...` makes a new" in attached.text
+    assert 'call write_script(path="res://spin.gd"' in attached.text
+    # it is attached all the same: the fix is to rewrite the script, not to attach it again
+    assert "res://spin.gd" in toolkit.project.read_text("res://main.tscn")
+
+    fixed = await call(toolkit, "write_script", path="res://spin.gd", source=SPIN)
+    assert not fixed.is_error, fixed.text
+    assert '"ran":"ran res://main.tscn for 10 frames: no errors"' in fixed.text
+
+    # A rewrite that breaks it again is caught the same way, naming the scene that runs it.
+    broken = await call(toolkit, "write_script", path="res://spin.gd", source=shadowed)
+    assert broken.is_error
+    assert "res://spin.gd is saved and res://main.tscn runs it on Box, but" in broken.text
+
+    # A script that never returns: the short run is stopped and says why.
+    toolkit.run_timeout = 8.0
+    endless = await call(
+        toolkit,
+        "write_script",
+        path="res://spin.gd",
+        source="extends Spatial\n\nfunc _ready():\n\twhile true:\n\t\tpass\n",
+    )
+    assert endless.is_error and "did not finish in time" in endless.text, endless.text
+    assert "hint:" not in endless.text
+
+    # Errors of another script are named but do not make this call fail.
+    toolkit.run_timeout = 60.0
+    await call(toolkit, "write_script", path="res://spin.gd", source=shadowed)
+    calm = await call(
+        toolkit,
+        "attach_script",
+        scene="res://main.tscn",
+        node=".",
+        script="res://calm.gd",
+        source="extends Spatial\n\nfunc _ready():\n\tpass\n",
+    )
+    assert not calm.is_error, calm.text
+    assert "errors elsewhere: res://spin.gd:4" in calm.text
+
+    # script_check_frames=0 turns the run off.
+    toolkit.script_check_frames = 0
+    quiet = await call(toolkit, "write_script", path="res://spin.gd", source=shadowed)
+    assert not quiet.is_error and '"ran":""' in quiet.text.replace(" ", "")
 
 
 @pytest.mark.anyio

@@ -43,6 +43,7 @@ class ScriptCheck(BaseModel):
     ok: bool
     warnings: list[str] = Field(default_factory=list)
     next: str = Field("", description="what to do for the script to run, when something is")
+    ran: str = Field("", description="what a short run of the scene that uses it showed")
 
 
 class RunReport(BaseModel):
@@ -139,6 +140,34 @@ def source_lines(project: GodotProject, diagnostics: list[Diagnostic], *, whole:
             "corrected script."
         )
     return "".join("\n" + block for block in blocks)
+
+
+_SHADOWING = re.compile(r"^\s*var\s+(\w+)\s*(?::\s*\w+\s*)?=(.*)$")
+
+
+def shadowing_hints(project: GodotProject, diagnostics: list[Diagnostic]) -> str:
+    """A hint line for each error on a line like ``var rotation = rotation + ...``: the
+    ``var`` makes a new local that hides the node's own property and reads itself before it
+    has a value (Nil). Small models write it for "turn this node" scripts."""
+    hints: list[str] = []
+    for diag in diagnostics:
+        if diag.severity != "error" or not diag.file or diag.line is None:
+            continue
+        try:
+            lines = project.read_text(diag.file).splitlines()
+        except (OSError, ProjectPathError, UnicodeDecodeError):
+            continue
+        if not 0 < diag.line <= len(lines):
+            continue
+        found = _SHADOWING.match(lines[diag.line - 1])
+        if found and re.search(rf"\b{found.group(1)}\b", found.group(2)):
+            name = found.group(1)
+            hints.append(
+                f"hint: {diag.file}:{diag.line} `var {name} = ...{name}...` makes a new, empty "
+                f"variable that hides the node's own {name}: drop `var` ({name} += ...) or "
+                "give the new variable another name"
+            )
+    return "".join(f"\n{h}" for h in dict.fromkeys(hints))
 
 
 def script_hints(

@@ -21,7 +21,7 @@ from agentsdk_godot.engine import EngineRun, GodotEngine, HarnessJob
 from agentsdk_godot.measure import SceneMeasurements
 from agentsdk_godot.project import GodotProject, ProjectPathError
 from agentsdk_godot.properties import maybe_literal
-from agentsdk_godot.reports import SceneChange, problems, script_hints
+from agentsdk_godot.reports import SceneChange, problems, script_hints, shadowing_hints
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.validation import ClassCatalog
 from agentsdk_godot.values import resource_name
@@ -132,6 +132,7 @@ class GodotToolkitBase(Toolkit):
         run_timeout: float = 60.0,
         output_dir: str | Path | None = None,
         renderer: str | None = "GLES2",
+        script_check_frames: int = 10,
         prefix: str | None = None,
     ):
         super().__init__(prefix=prefix)
@@ -149,6 +150,9 @@ class GodotToolkitBase(Toolkit):
         self.run_timeout = run_timeout
         self.output_dir = Path(output_dir) if output_dir is not None else None
         self.renderer = renderer
+        # Frames a scene runs headless after a script it uses is attached or rewritten, so a
+        # runtime error (a null instance, a bad operand) shows in that call's result; 0: off.
+        self.script_check_frames = script_check_frames
 
     def tools(self) -> list[Tool]:
         """The tools of the chosen groups, in group order."""
@@ -278,7 +282,9 @@ class GodotToolkitBase(Toolkit):
     async def _script_hints(self, errors: list[Diagnostic]) -> str:
         """Hint lines for script errors (see `reports.script_hints`); empty when none apply."""
         catalog = await self._known(self.project.new_scene("Probe", "Node"), [], [])
-        return script_hints(errors, set(catalog.all_classes), self.project.dialect.class_name)
+        return script_hints(
+            errors, set(catalog.all_classes), self.project.dialect.class_name
+        ) + shadowing_hints(self.project, errors)
 
     # ---------- engine runs (also the Python API verifiers use)
 

@@ -8,9 +8,15 @@ from pathlib import Path
 
 from agentsdk import ToolError, tool
 from agentsdk_godot.diagnostics import format_diagnostics
+from agentsdk_godot.engine import HarnessJob
 from agentsdk_godot.project import ProjectPathError
 from agentsdk_godot.properties import PropertyWriter, literal
-from agentsdk_godot.reports import SceneChange, ScriptCheck, source_lines
+from agentsdk_godot.reports import (
+    SceneChange,
+    ScriptCheck,
+    run_report,
+    source_lines,
+)
 from agentsdk_godot.rest import GROUND, TOLERANCE, current_origin, plan_rest, set_origin
 from agentsdk_godot.scene import NodeEntry, SceneError, SceneFile
 from agentsdk_godot.sizes import SizeError, parse_size, resize, shown
@@ -394,6 +400,9 @@ class AuthoringTools(GodotToolkitBase):
                 "no scene uses it yet: attach it to a node with "
                 f'attach_script(scene="{scene}", node=".", script="{res.path}")'
             )
+            return res
+        scene, _doc, node = users[0]
+        res.ran = await self._check_run(scene, res.path, f"{scene} runs it on {node.path}")
         return res
 
     def _users(self, script: str) -> list[tuple[str, SceneFile, NodeEntry]]:
@@ -465,10 +474,43 @@ class AuthoringTools(GodotToolkitBase):
         if wrong:
             raise ToolError(f"{res} cannot run on {target.path} (a {target.type}): it {wrong}")
         doc.attach_script(node, res)
-        detail = f"script {res}" + (" written and attached" if written else "")
+        detail = f"script {res}" + (" written and attached" if written else " attached")
         if written and written.warnings:
             detail += "; warnings: " + "; ".join(written.warnings[:3])
-        return self._save(scene, doc, target.path, detail)
+        change = self._save(scene, doc, target.path, detail)
+        ran = await self._check_run(change.scene, res, f"it is attached to {target.path}")
+        if ran:
+            change.detail += f"; {ran}"
+        return change
+
+    async def _check_run(self, scene: str, script: str, where: str) -> str:
+        """Run ``scene`` headless for ``script_check_frames`` frames (its scripts' ``_ready``
+        and first ``_process`` calls) after ``script`` changed: a runtime error in ``script``
+        is a ToolError now, with the lines it is about, instead of a surprise when the game
+        is played. Returns what the run showed ("" when the check is off)."""
+        frames = self.script_check_frames
+        if frames <= 0:
+            return ""
+        run = await self._run(
+            HarnessJob(scene=scene, frames=frames), timeout=min(self.run_timeout, 20.0)
+        )
+        report = run_report(scene, run)
+        errors = [d for d in report.diagnostics if d.severity == "error"]
+        if report.timed_out or any(d.file == script for d in errors):
+            head = (
+                f"{script} is saved and {where}, but it fails when {scene} runs ({frames} frames)"
+            )
+            if report.timed_out:
+                head += ": the run did not finish in time (an endless loop?) and was stopped"
+            raise ToolError(
+                head
+                + "".join(f"\n{line}" for line in [format_diagnostics(errors)] if line)
+                + await self._script_hints(errors)
+                + source_lines(self.project, errors, whole=True)
+            )
+        if errors:
+            return f"ran {scene} for {frames} frames: errors elsewhere: {errors[0].describe()}"
+        return f"ran {scene} for {frames} frames: no errors"
 
     async def _wrong_base(self, doc: SceneFile, node_type: str | None, script: str) -> str:
         """Why the node cannot run the script, when its `extends` names a class the node is not
