@@ -346,14 +346,6 @@ async def test_bad_placement_and_aim_change_nothing(toolkit: ThreeJSToolkit) -> 
         name="rim",
         position=[0, 0, 0],
     )
-    # A light named like an object would have replaced the object (1.5B model, export-tree:
-    # its light "tree" threw the tree away).
-    await refused(
-        "add_light",
-        '"cube" is an object in the scene, not a light: give the light another name',
-        kind="point",
-        name="cube",
-    )
     wrong = await call(toolkit, "set_camera", look_at=[1, 2])
     assert wrong.is_error and wrong.kind == "invalid_arguments", wrong.text
     assert await toolkit.scene_summary() == before
@@ -365,6 +357,30 @@ async def test_bad_placement_and_aim_change_nothing(toolkit: ThreeJSToolkit) -> 
     # A light of the same name is still replaced by the new one.
     text = await ok(toolkit, "add_light", kind="point", name="sun", position=[1, 4, 1])
     assert 'replaced the existing "sun" with a point light' in text
+    # A light named like an object (small models name a light after what it lights: "tree"
+    # for the tree's light, export-tree) is named "<name> light"; replacing the object would
+    # throw it away, and refusing had the models send the same call until the loop guard
+    # stopped them. It aims at the object of that name, and the same call again replaces it.
+    text = await ok(
+        toolkit, "add_light", kind="spot", name="cube", position=[3, 6, 0], target="cube"
+    )
+    assert (
+        'added spot light "cube light" aimed at cube (3, 2, 0) '
+        '(named "cube light": "cube" is an object in the scene)'
+    ) in text
+    assert "cube (box" in text and "cube light (spot" in text, text
+    text = await ok(toolkit, "add_light", kind="point", name="cube", position=[3, 6, 0])
+    assert 'replaced the existing "cube light" with a point light' in text
+    # Both names taken by objects: refused, nothing changed.
+    await ok(toolkit, "add_object", name="table light", size=0.2, position=[0, 3, 0])
+    before = await toolkit.scene_summary()
+    await refused(
+        "add_light",
+        '"table" and "table light" are objects in the scene, not lights',
+        kind="point",
+        name="table",
+    )
+    assert await toolkit.scene_summary() == before
 
 
 async def test_rest_on_as_small_models_write_it(toolkit: ThreeJSToolkit) -> None:

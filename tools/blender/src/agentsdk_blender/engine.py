@@ -27,7 +27,7 @@ from . import (
     engine_sight,
 )
 from .engine_errors import CommandError, ScriptFailed
-from .engine_names import give_name, no_object, refuse_other_type, refuse_taken
+from .engine_names import give_name, no_object, own_name, refuse_taken
 from .engine_state import SavedScene, SceneSnapshot
 from .framing import PROTOCOL_VERSION
 
@@ -297,41 +297,39 @@ def add_modifier(args: JSON) -> JSON:
 
 def place_camera(args: JSON) -> JSON:
     """Create or move a camera, aim it at a point and optionally make it the scene camera."""
-    name = args.get("name") or "Camera"
+    name, named = own_name(args.get("name") or "Camera", "CAMERA", "place_camera")
     obj = bpy.data.objects.get(name)
     if obj is None:
         obj = bpy.data.objects.new(name, bpy.data.cameras.new(name))
         bpy.context.scene.collection.objects.link(obj)
         give_name(obj, name)  # fails (rolled back) if Blender had to shorten it
-    elif obj.type != "CAMERA":
-        refuse_other_type(obj, "camera", "place_camera")
     obj.location = args["location"]
     aimed = engine_aim.aim(obj, args.get("look_at", [0.0, 0.0, 0.0]))
     obj.data.lens = float(args.get("lens_mm", 50.0))
     if args.get("make_active", True):
         bpy.context.scene.camera = obj
     bpy.context.view_layer.update()
-    return {**_describe(obj, bpy.context.evaluated_depsgraph_get()), "aimed_at": aimed}
+    described = _describe(obj, bpy.context.evaluated_depsgraph_get())
+    return {**described, "aimed_at": aimed, "named": named}
 
 
 def place_light(args: JSON) -> JSON:
     """Create or move a point, sun, spot or area light aimed at a point."""
-    name = args.get("name") or "Light"
+    name, named = own_name(args.get("name") or "Light", "LIGHT", "place_light")
     kind = args.get("kind", "sun").upper()
     obj = bpy.data.objects.get(name)
     if obj is None:
         obj = bpy.data.objects.new(name, bpy.data.lights.new(name, type=kind))
         bpy.context.scene.collection.objects.link(obj)
         give_name(obj, name)  # fails (rolled back) if Blender had to shorten it
-    elif obj.type != "LIGHT":
-        refuse_other_type(obj, "light", "place_light")
     obj.data.type = kind
     energy = args.get("energy")
     obj.data.energy = float((3.0 if kind == "SUN" else 1000.0) if energy is None else energy)
     obj.data.color = list(args.get("color", [1.0, 1.0, 1.0]))[:3]
     obj.location = args["location"]
     aimed = engine_aim.aim(obj, args.get("look_at", [0.0, 0.0, 0.0]))
-    return {**_describe(obj, bpy.context.evaluated_depsgraph_get()), "aimed_at": aimed}
+    described = _describe(obj, bpy.context.evaluated_depsgraph_get())
+    return {**described, "aimed_at": aimed, "named": named}
 
 
 def convert_asset(args: JSON) -> JSON:

@@ -98,6 +98,23 @@ def refuse_other_type(obj: Any, wanted: str, tool: str) -> NoReturn:
     )
 
 
+def own_name(name: str, wanted: str, tool: str) -> tuple[str, str | None]:
+    """The name ``place_camera``/``place_light`` use for ``name``, and a note when it is not
+    ``name`` itself. An object of another type with that name (small models pass the name of
+    what the camera or light is for, then send the same call again after a refusal) makes it
+    ``"<name> camera"``/``"<name> light"``; that object is left alone. Refused when that name
+    is taken by another type too."""
+    kind = wanted.lower()
+    holder = bpy.data.objects.get(name)
+    if holder is None or holder.type == wanted:
+        return name, None
+    other = f"{name} {kind}"
+    taken = bpy.data.objects.get(other)
+    if taken is not None and taken.type != wanted:
+        refuse_other_type(taken, kind, tool)
+    return other, f"named {other!r}: {name!r} is {where(holder)}"
+
+
 def give_name(obj: Any, name: str) -> None:
     """Name a new object (and its data) exactly ``name``, or fail: the name is checked as
     free before, so a difference now means Blender shortened it."""

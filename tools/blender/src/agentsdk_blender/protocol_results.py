@@ -65,6 +65,11 @@ class ObjectInfo(BaseModel):
     unchanged: str | None = Field(
         None, description="set_transform only: when it moved nothing, it says so"
     )
+    named: str | None = Field(
+        None,
+        description="place_camera/place_light: the name given instead of the one asked for, "
+        "which another kind of object has",
+    )
     camera_view: str | None = Field(
         None,
         description="when the scene camera sees none of it: hidden behind which object, or "

@@ -230,24 +230,34 @@ function checkAim(position, aim) {
   if (position.distanceTo(aim.at) < 1e-9) throw new OpError(`the light's target ${aim.label} is where the light stands: aim it at another point or object`);
 }
 
+// The name a light gets. Small models pass the name of what the light is for ("tree" for the
+// tree's light) and then loop on the refusal; replacing the object would throw it away. So a
+// name an object already has becomes "<name> light", and the result says so (the same call
+// again finds that light and replaces it).
+function lightName(scene, wanted) {
+  const holder = scene.getObjectByName(wanted);
+  if (!holder || holder.isLight) return { name: wanted, note: '' };
+  const other = `${wanted} light`;
+  const taken = scene.getObjectByName(other);
+  if (taken && !taken.isLight) {
+    throw new OpError(`"${wanted}" and "${other}" are objects in the scene, not lights: give the light another name`);
+  }
+  return { name: other, note: ` (named "${other}": "${wanted}" is an object in the scene)` };
+}
+
 function addLight(ctx, op) {
   const kind = String(op.kind || 'directional').toLowerCase().replace(/light$/, '').trim();
   if (!LIGHT_DEFAULTS[kind]) throw new OpError(`unknown light kind "${op.kind}"; use one of: ${LIGHT_KINDS.join(', ')}`);
   const defaults = LIGHT_DEFAULTS[kind];
   const color = parseColor(op.color ?? 'white');
   const intensity = op.intensity ?? defaults.intensity;
-  const name = checkName(op.name ?? kind);
+  const name = lightName(ctx.scene, checkName(op.name ?? kind));
   const position = new THREE.Vector3().fromArray(op.position != null ? vector(op.position, 'position') : (defaults.position || [0, 0, 0]));
   // Only directional and spot lights have a direction; the others ignore a target.
   const aimed = kind === 'directional' || kind === 'spot';
-  const aim = aimed && op.target != null ? resolveTarget(ctx.scene, op.target, 'target', null, name) : null;
+  const aim = aimed && op.target != null ? resolveTarget(ctx.scene, op.target, 'target', null, name.name) : null;
   const at = aim ? aim.at : new THREE.Vector3();
   if (aimed) checkAim(position, aim || { at, label: '(0, 0, 0)' });
-  const taken = ctx.scene.getObjectByName(name);
-  if (taken && !taken.isLight) {
-    // Replacing a mesh by a light of its name would throw the user's object away.
-    throw new OpError(`"${name}" is an object in the scene, not a light: give the light another name (update_object changes the object)`);
-  }
   let light;
   if (kind === 'ambient') light = new THREE.AmbientLight(color, intensity);
   else if (kind === 'hemisphere') light = new THREE.HemisphereLight(color, parseColor(op.ground_color ?? '#444444'), intensity);
@@ -255,11 +265,11 @@ function addLight(ctx, op) {
   // decay 0: intensity behaves like a directional light's, whatever the distance (easier to pick).
   else if (kind === 'point') light = new THREE.PointLight(color, intensity, 0, 0);
   else light = new THREE.SpotLight(color, intensity, 0, Math.PI / 5, 0.3, 0);
-  light.name = name;
+  light.name = name.name;
   if (defaults.position) light.position.copy(position);
   if (light.target) setTarget(light, at);
   const existing = ctx.scene.getObjectByName(light.name);
-  const aimedAt = aim ? ` aimed at ${aim.label}` : '';
+  const aimedAt = (aim ? ` aimed at ${aim.label}` : '') + name.note;
   if (existing) {
     (existing.parent || ctx.scene).remove(existing);
     dispose(existing);
