@@ -131,6 +131,9 @@ async def test_a_script_is_run_when_attached_or_rewritten_and_its_runtime_error_
     assert "res://spin.gd:4: error:" in attached.text and "Nil" in attached.text
     assert "> 4 | \tvar rotation = rotation + Vector3(0, delta, 0)" in attached.text
     assert "hint: res://spin.gd:4 `var rotation = ...rotation...` makes a new" in attached.text
+    assert "without `var` the line reads `rotation = rotation + Vector3(0, delta, 0)`" in (
+        attached.text
+    )
     assert 'call write_script(path="res://spin.gd"' in attached.text
     # it is attached all the same: the fix is to rewrite the script, not to attach it again
     assert "res://spin.gd" in toolkit.project.read_text("res://main.tscn")

@@ -142,7 +142,7 @@ def source_lines(project: GodotProject, diagnostics: list[Diagnostic], *, whole:
     return "".join("\n" + block for block in blocks)
 
 
-_SHADOWING = re.compile(r"^\s*var\s+(\w+)\s*(?::\s*\w+\s*)?=(.*)$")
+_SHADOWING = re.compile(r"^\s*var\s+(\w+)\s*(?::\s*\w*\s*)?=(.*)$")
 
 
 def shadowing_hints(project: GodotProject, diagnostics: list[Diagnostic]) -> str:
@@ -162,10 +162,12 @@ def shadowing_hints(project: GodotProject, diagnostics: list[Diagnostic]) -> str
         found = _SHADOWING.match(lines[diag.line - 1])
         if found and re.search(rf"\b{found.group(1)}\b", found.group(2)):
             name = found.group(1)
+            # The line as it should read: the same assignment to the node's own property.
+            fixed = f"{name} ={found.group(2)}".strip()
             hints.append(
                 f"hint: {diag.file}:{diag.line} `var {name} = ...{name}...` makes a new, empty "
-                f"variable that hides the node's own {name}: drop `var` ({name} += ...) or "
-                "give the new variable another name"
+                f"variable that hides the node's own {name}; without `var` the line reads "
+                f"`{fixed}`"
             )
     return "".join(f"\n{h}" for h in dict.fromkeys(hints))
 
