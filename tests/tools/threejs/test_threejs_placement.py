@@ -331,21 +331,6 @@ async def test_bad_placement_and_aim_change_nothing(toolkit: ThreeJSToolkit) -> 
         look_at="table",
     )
     await refused("add_light", '"sun" cannot aim at itself', kind="spot", name="sun", target="sun")
-    await refused(
-        "add_light",
-        "the light's target cube (3, 2, 0) is where the light stands",
-        kind="directional",
-        name="rim",
-        position=[3, 2, 0],
-        target="cube",
-    )
-    await refused(
-        "add_light",
-        "the light's target (0, 0, 0) is where the light stands",
-        kind="directional",
-        name="rim",
-        position=[0, 0, 0],
-    )
     wrong = await call(toolkit, "set_camera", look_at=[1, 2])
     assert wrong.is_error and wrong.kind == "invalid_arguments", wrong.text
     assert await toolkit.scene_summary() == before
@@ -371,6 +356,19 @@ async def test_bad_placement_and_aim_change_nothing(toolkit: ThreeJSToolkit) -> 
     assert "cube (box" in text and "cube light (spot" in text, text
     text = await ok(toolkit, "add_light", kind="point", name="cube", position=[3, 6, 0])
     assert 'replaced the existing "cube light" with a point light' in text
+    # A new directional or spot light whose position is its target (what small models send:
+    # [0, 0, 0] twice, or the lit object's centre) stands where its kind does by default,
+    # relative to that point, and says so.
+    text = await ok(
+        toolkit, "add_light", kind="directional", name="rim", position=[3, 2, 0], target="cube"
+    )
+    assert (
+        'added directional light "rim" aimed at cube (3, 2, 0) '
+        "(placed at (8, 12, 7): its position was its target)"
+    ) in text
+    text = await ok(toolkit, "add_light", kind="spot", name="key", position=[0, 0, 0])
+    assert 'added spot light "key" (placed at (4, 8, 4): its position was its target)' in text
+
     # Both names taken by objects: refused, nothing changed.
     await ok(toolkit, "add_object", name="table light", size=0.2, position=[0, 3, 0])
     before = await toolkit.scene_summary()

@@ -257,7 +257,14 @@ function addLight(ctx, op) {
   const aimed = kind === 'directional' || kind === 'spot';
   const aim = aimed && op.target != null ? resolveTarget(ctx.scene, op.target, 'target', null, name.name) : null;
   const at = aim ? aim.at : new THREE.Vector3();
-  if (aimed) checkAim(position, aim || { at, label: '(0, 0, 0)' });
+  let placed = '';
+  if (aimed && position.distanceTo(at) < 1e-9) {
+    // Small models give a new directional or spot light the point it should light as its
+    // position too ([0, 0, 0] twice, or the lit object's own centre): it would have no
+    // direction. It goes where the kind stands by default, relative to that point.
+    position.copy(at).add(new THREE.Vector3(...defaults.position));
+    placed = ` (placed at (${fmt(position.toArray())}): its position was its target)`;
+  }
   let light;
   if (kind === 'ambient') light = new THREE.AmbientLight(color, intensity);
   else if (kind === 'hemisphere') light = new THREE.HemisphereLight(color, parseColor(op.ground_color ?? '#444444'), intensity);
@@ -269,7 +276,7 @@ function addLight(ctx, op) {
   if (defaults.position) light.position.copy(position);
   if (light.target) setTarget(light, at);
   const existing = ctx.scene.getObjectByName(light.name);
-  const aimedAt = (aim ? ` aimed at ${aim.label}` : '') + name.note;
+  const aimedAt = (aim ? ` aimed at ${aim.label}` : '') + placed + name.note;
   if (existing) {
     (existing.parent || ctx.scene).remove(existing);
     dispose(existing);
