@@ -89,8 +89,9 @@ def refuse_taken(name: str) -> None:
 
 
 def refuse_other_type(obj: Any, wanted: str, tool: str) -> NoReturn:
-    """``place_camera``/``place_light`` move an object of their own type with that name;
-    any other object with it is refused, saying what and where it is."""
+    """The refusal of ``place_camera``/``place_light`` when both the name asked for and its
+    ``"<name> camera"``/``"<name> light"`` (``own_name``) are another kind of object's:
+    what and where that object is."""
     kind = wanted.lower()
     raise CommandError(
         f"{obj.name!r} is already taken by {where(obj)}, not a {kind}; give the {kind} "

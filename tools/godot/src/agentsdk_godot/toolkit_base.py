@@ -21,7 +21,13 @@ from agentsdk_godot.engine import EngineRun, GodotEngine, HarnessJob
 from agentsdk_godot.measure import SceneMeasurements
 from agentsdk_godot.project import GodotProject, ProjectPathError
 from agentsdk_godot.properties import maybe_literal
-from agentsdk_godot.reports import SceneChange, problems, script_hints, shadowing_hints
+from agentsdk_godot.reports import (
+    SceneChange,
+    problems,
+    script_hints,
+    shadowing_hints,
+    source_lines,
+)
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.validation import ClassCatalog
 from agentsdk_godot.values import resource_name
@@ -279,12 +285,13 @@ class GodotToolkitBase(Toolkit):
         await self._catalog.load(wanted, scripts)
         return self._catalog
 
-    async def _script_hints(self, errors: list[Diagnostic]) -> str:
-        """Hint lines for script errors (see `reports.script_hints`); empty when none apply."""
+    async def _about_errors(self, errors: list[Diagnostic], *, whole: bool) -> str:
+        """What follows script errors in a result: hint lines (`reports.script_hints`,
+        `reports.shadowing_hints`) and the numbered lines they are about (`source_lines`)."""
         catalog = await self._known(self.project.new_scene("Probe", "Node"), [], [])
-        return script_hints(
-            errors, set(catalog.all_classes), self.project.dialect.class_name
-        ) + shadowing_hints(self.project, errors)
+        hints = script_hints(errors, set(catalog.all_classes), self.project.dialect.class_name)
+        hints += shadowing_hints(self.project, errors)
+        return hints + source_lines(self.project, errors, whole=whole)
 
     # ---------- engine runs (also the Python API verifiers use)
 

@@ -11,12 +11,7 @@ from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.engine import HarnessJob
 from agentsdk_godot.project import ProjectPathError
 from agentsdk_godot.properties import PropertyWriter, literal
-from agentsdk_godot.reports import (
-    SceneChange,
-    ScriptCheck,
-    run_report,
-    source_lines,
-)
+from agentsdk_godot.reports import SceneChange, ScriptCheck, run_report
 from agentsdk_godot.rest import GROUND, TOLERANCE, current_origin, plan_rest, set_origin
 from agentsdk_godot.scene import NodeEntry, SceneError, SceneFile
 from agentsdk_godot.sizes import SizeError, parse_size, resize, shown
@@ -432,8 +427,7 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(
                 f"{res} was saved but does not parse:\n"
                 + format_diagnostics(errors)
-                + await self._script_hints(errors)
-                + source_lines(self.project, errors, whole=False)
+                + await self._about_errors(errors, whole=False)
             )
         return ScriptCheck(path=res, ok=True, warnings=[d.describe() for d in found])
 
@@ -502,11 +496,11 @@ class AuthoringTools(GodotToolkitBase):
             )
             if report.timed_out:
                 head += ": the run did not finish in time (an endless loop?) and was stopped"
+            listed = format_diagnostics(errors)
             raise ToolError(
                 head
-                + "".join(f"\n{line}" for line in [format_diagnostics(errors)] if line)
-                + await self._script_hints(errors)
-                + source_lines(self.project, errors, whole=True)
+                + (f"\n{listed}" if listed else "")
+                + await self._about_errors(errors, whole=True)
             )
         if errors:
             return f"ran {scene} for {frames} frames: errors elsewhere: {errors[0].describe()}"

@@ -17,7 +17,6 @@ from agentsdk_godot.reports import (
     describe_report,
     problems,
     run_report,
-    source_lines,
 )
 from agentsdk_godot.toolkit_base import GodotToolkitBase, OptInt, OptNames, OptNumber, OptText
 
@@ -59,8 +58,7 @@ class InspectionTools(GodotToolkitBase):
         report = run_report(chosen, run)
         if not report.ok:
             errors = [d for d in report.diagnostics if d.severity == "error"]
-            text = describe_report(report) + await self._script_hints(errors)
-            text += source_lines(self.project, errors, whole=True)
+            text = describe_report(report) + await self._about_errors(errors, whole=True)
             if any("Node not found" in d.message for d in errors):
                 text += f"\nnodes of {chosen}: " + ", ".join(
                     n.path for n in self._scene(chosen).nodes
