@@ -44,6 +44,20 @@ async def test_everything_image_reaches_the_model_request(
     assert len(texts) == 2 and "image" in texts[0].lower()
 
 
+async def test_everything_s_instructions_reach_the_system_prompt(
+    everything: list[str], tmp_path: Path
+) -> None:
+    # the server's instructions, sent when it initialises, are its README for models
+    written = (Path(everything[1]).parent / "docs" / "instructions.md").read_text()
+    toolkit = MCPToolkit.stdio(everything[0], everything[1:])
+    model = ScriptedModel(["Ready."])
+    await Agent(model, "Use the tools.", tools=[toolkit], artifacts_dir=tmp_path).run("Hi.")
+    assert toolkit.instructions is not None and toolkit.instructions.strip() == written.strip()
+    system = model.requests[0].messages[0]
+    assert system.role == "system"
+    assert system.text == f"Use the tools.\n\n{toolkit.instructions}"
+
+
 async def test_everything_image_goes_in_a_user_message_for_models_that_need_it(
     everything: list[str], tmp_path: Path
 ) -> None:

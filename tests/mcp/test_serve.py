@@ -25,6 +25,8 @@ import mcp.types as mt
 import pytest
 from agentsdk.mcp import MCPConnectionError, MCPToolkit, create_server
 from agentsdk.sandbox import pid_alive
+from agentsdk_finance import FinanceToolkit
+from agentsdk_threejs import ThreeJSToolkit
 from anyio.streams.text import TextReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -114,6 +116,9 @@ async def test_stdio_threejs_render_finance_and_errors() -> None:
     with anyio.fail_after(240):
         async with Client(params) as client:
             assert client.server_info is not None and client.server_info.name == "agentsdk"
+            # the served toolkits' own instructions are the server's, in the order served
+            served = (ThreeJSToolkit.instructions, FinanceToolkit.instructions)
+            assert client.instructions == "\n\n".join(str(t).strip() for t in served)
             await _exercise_threejs_and_finance(client)
 
 

@@ -55,6 +55,9 @@ class Agent(HeldOpen):
             ``"openai:gpt-4.1"`` or ``"local:default"``.
         instructions: The system prompt.
         tools: Tools, toolkits, plain functions, or names of installed toolkits.
+        toolkit_instructions: Add each toolkit's own ``instructions`` (how to work with
+            its tools) to the system prompt, after ``instructions``; a toolkit's text that
+            ``instructions`` already holds is not added again.
         output_type: Validate the final answer as this type (a pydantic model,
             dataclass, TypedDict, ...). ``None`` means plain text.
         max_turns: Model requests allowed in one run; ``run(max_turns=...)`` overrides it.
@@ -107,11 +110,13 @@ class Agent(HeldOpen):
         loop_guard: LoopGuard | None = LoopGuard(),
         store: RunStore | str | Path | None = None,
         on_approval: Literal["return", "raise"] = "return",
+        toolkit_instructions: bool = True,
     ):
         if on_approval not in ("return", "raise"):
             raise ValueError(f"on_approval is 'return' or 'raise', not {on_approval!r}")
         self.name = name
         self.instructions = instructions
+        self.toolkit_instructions = toolkit_instructions
         self._model_spec = model
         self._model: Model | Tiers | None = None
         self.toolkits: list[Toolkit] = []
@@ -156,9 +161,16 @@ class Agent(HeldOpen):
         return self._model
 
     def _system_prompt(self) -> str | None:
-        parts = [
-            p for p in (self.instructions, self.output.instructions() if self.output else None) if p
-        ]
+        """The agent's instructions, then each toolkit's that they do not already hold
+        (a task suite passes its toolkit's text as its own), then the output type's."""
+        parts = [self.instructions] if self.instructions else []
+        if self.toolkit_instructions:
+            for toolkit in self.toolkits:
+                text = toolkit.instructions
+                if text and text.strip() and not any(text.strip() in part for part in parts):
+                    parts.append(text)
+        if self.output is not None and (wanted := self.output.instructions()):
+            parts.append(wanted)
         return "\n\n".join(parts) if parts else None
 
     def _config(
@@ -261,6 +273,9 @@ class Agent(HeldOpen):
                     await stack.enter_async_context(toolkit)
                 if cfg.refresh_tools is not None:  # started toolkits may list more tools now
                     cfg.tools = cfg.refresh_tools() or cfg.tools
+                if prompt is not None and not _has_system(message_history):
+                    # a started toolkit may have instructions of its own now (an MCP server's)
+                    _set_system(cfg.messages, self._system_prompt())
                 if prepare is not None:
                     await prepare(cfg)
                 elif self._wants_hooks(cfg):
@@ -550,3 +565,19 @@ def _tools_by_name(items: Sequence[Tool | Toolkit | Callable[..., Any]]) -> dict
             )
         found[t.name] = t
     return found
+
+
+def _has_system(messages: Sequence[Message] | None) -> bool:
+    """The conversation brings its own system message (the agent's is not added)."""
+    return messages is not None and len(messages) > 0 and messages[0].role == "system"
+
+
+def _set_system(messages: list[Message], prompt: str | None) -> None:
+    """Make ``prompt`` the conversation's system message: a started MCP server's
+    instructions are known only once it runs."""
+    if messages and messages[0].role == "system":
+        if messages[0].text == prompt:
+            return
+        del messages[0]
+    if prompt:
+        messages.insert(0, Message.system(prompt))

@@ -491,6 +491,11 @@ class Toolkit:
     groups_available: ClassVar[Mapping[str, Sequence[str]]] = {}
     """Tool names by group, for a toolkit that offers some groups only
     (:meth:`tools_of_groups`, :func:`check_groups`); empty for the others."""
+    instructions: str | None = None
+    """How a model should work with these tools (units, conventions, what the results
+    mean), a few sentences. An agent puts it in its system prompt after its own
+    instructions (``Agent(toolkit_instructions=False)`` leaves it out), and the MCP
+    server offers it as the server's instructions. ``None``: nothing to add."""
 
     def __init__(self, *, prefix: str | None = None):
         self.prefix = prefix
@@ -586,6 +591,10 @@ class _ToolkitSubset(Toolkit):
 
     def on_answer(self, answer: str, messages: Sequence[Message]) -> str:
         return self.inner.on_answer(answer, messages)
+
+    @property
+    def instructions(self) -> str | None:  # type: ignore[override]  # the inner toolkit's
+        return self.inner.instructions
 
     def tools(self) -> list[Tool]:
         # A toolkit whose tools change (an MCP server's) may have dropped one since.

@@ -152,9 +152,13 @@ def create_server(
     """An MCP server (the official SDK's lowlevel ``Server``) offering ``items``.
 
     Run it with :func:`serve_stdio` or :func:`serve_http`, or with the SDK
-    directly (``mcp.Client(server)`` connects to it in-process).
+    directly (``mcp.Client(server)`` connects to it in-process). ``instructions``
+    (the server's, sent when a client connects) default to the toolkits' own.
     """
     served = ToolServer(items, artifacts_dir=artifacts_dir, deps=deps, tools=tools)
+    if instructions is None:
+        own = dict.fromkeys(t.instructions.strip() for t in served.toolkits if t.instructions)
+        instructions = "\n\n".join(own) or None
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[ToolServer]:

@@ -34,15 +34,11 @@ from .task_checks import (
     size,
     unchanged,
 )
+from .toolkit_base import BlenderToolkitBase
 
 __all__ = ["INSTRUCTIONS", "suite"]
 
-INSTRUCTIONS = (
-    "You build scenes with the Blender tools; Z is up and units are metres. scene_info lists "
-    "the objects; every render comes with a report of what the camera sees (per object: share "
-    "of the frame, cut off, hidden). Read the results and fix what is wrong until the scene "
-    "matches the request, then answer in one short sentence."
-)
+INSTRUCTIONS = BlenderToolkitBase.instructions  # what the toolkit tells any agent
 
 
 # -- the suite ----------------------------------------------------------------------------------

@@ -67,6 +67,12 @@ class BlenderToolkitBase(Toolkit):
     """Shared state of the Blender tool groups (see ``BlenderToolkit``)."""
 
     name = "blender"
+    instructions = (
+        "You build scenes with the Blender tools; Z is up and units are metres. scene_info lists "
+        "the objects; every render comes with a report of what the camera sees (per object: share "
+        "of the frame, cut off, hidden). Read the results and fix what is wrong until the scene "
+        "matches the request, then answer in one short sentence."
+    )
     TOOL_GROUPS: ClassVar[dict[str, str]] = {}
 
     def __init__(

@@ -95,6 +95,15 @@ class FinanceToolkit(Toolkit):
     """
 
     name = "finance"
+    instructions = (
+        "You are a careful financial analyst with market-data tools.\n"
+        "Step 1: call the tool(s) the question needs; your first reply is a tool call. Take "
+        "every number from a tool result; never compute or guess one.\n"
+        "Step 2: only after the results are in, answer. Begin with the summary line of each "
+        "result you used (it names symbol, period and source), then answer the question, "
+        "percentages to one decimal with a % sign.\n"
+        "If a tool says the data is bad, name the bad rows and give no figure."
+    )
 
     def __init__(
         self,

@@ -30,15 +30,7 @@ from agentsdk_godot.variant import (
 
 __all__ = ["suite"]
 
-INSTRUCTIONS = (
-    "You build Godot 3 games with the godot tools. Values are Godot literals such as "
-    "Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), 2.5, true; text is written as it is; a new "
-    "resource is written CubeMesh() or SphereMesh(), and a field of a resource is set "
-    "with a path such as mesh/size or mesh/material/albedo_color. Godot 3 3D nodes are "
-    "Spatial, MeshInstance, Camera, DirectionalLight; scripts start with `extends <Class>`. "
-    "When a tool reports an error, read the file and line, fix it and try again. "
-    "Finish with a short plain-text answer."
-)
+INSTRUCTIONS = GodotToolkit.instructions  # what the toolkit tells any agent
 MAIN = "res://main.tscn"
 
 

@@ -123,10 +123,31 @@ class Look:
         self.measurements = measurements
 
 
+GODOT4_INSTRUCTIONS = (
+    "You build Godot 4 games with the godot tools. Values are Godot literals such as "
+    "Vector3(0, 1, 0), Color(1, 0, 0, 1), 2.5, true; text is written as it is; a new "
+    "resource is written BoxMesh() or SphereMesh(), and a field of a resource is set with a "
+    "path such as mesh/size or mesh/material/albedo_color. Godot 4 3D nodes are Node3D, "
+    "MeshInstance3D, Camera3D, DirectionalLight3D; scripts start with `extends <Class>`. "
+    "When a tool reports an error, read the file and line, fix it and try again. Finish "
+    "with a short plain-text answer."
+)
+"""What a Godot 4 project's toolkit tells the model (known once the engine is found)."""
+
+
 class GodotToolkitBase(Toolkit):
     """Shared state of the Godot tool groups (see ``GodotToolkit``)."""
 
     name = "godot"
+    instructions = (
+        "You build Godot 3 games with the godot tools. Values are Godot literals such as "
+        "Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), 2.5, true; text is written as it is; a new "
+        "resource is written CubeMesh() or SphereMesh(), and a field of a resource is set "
+        "with a path such as mesh/size or mesh/material/albedo_color. Godot 3 3D nodes are "
+        "Spatial, MeshInstance, Camera, DirectionalLight; scripts start with `extends <Class>`. "
+        "When a tool reports an error, read the file and line, fix it and try again. "
+        "Finish with a short plain-text answer."
+    )
     groups_available: ClassVar[dict[str, tuple[str, ...]]] = TOOL_GROUPS
 
     def __init__(
@@ -171,6 +192,8 @@ class GodotToolkitBase(Toolkit):
         if self._engine is None:
             self._engine = GodotEngine(renderer=self.renderer)
         major = (await self._engine.version()).major
+        if major >= 4:  # the class attribute speaks of Godot 3
+            self.instructions = GODOT4_INSTRUCTIONS
         if self._project_dir is None or self._temp is not None:
             self._temp = Path(tempfile.mkdtemp(prefix="agentsdk-godot-project-"))
             self._project_dir = self._temp
@@ -204,6 +227,8 @@ class GodotToolkitBase(Toolkit):
             self._temp.mkdir(parents=True)
             assert self._engine is not None
             major = (await self._engine.version()).major
+        if major >= 4:  # the class attribute speaks of Godot 3
+            self.instructions = GODOT4_INSTRUCTIONS
             self._project = GodotProject.create(self._temp, major=major)
 
     async def _stop_game(self) -> None:

@@ -22,13 +22,7 @@ from agentsdk_threejs.toolkit import ThreeJSToolkit
 
 __all__ = ["INSTRUCTIONS", "suite"]
 
-INSTRUCTIONS = (
-    "You build a three.js scene with the threejs tools; y is up. Every tool result lists the "
-    "scene and what the camera sees (a visibility report per object). Lines starting with "
-    "'hint:' are for you, not for the user: when a result has one, do what it says with a tool "
-    "call before you answer. Answer in one short sentence only when the scene matches the "
-    "request and no hint is left.\n"
-)
+INSTRUCTIONS = ThreeJSToolkit.instructions  # what the toolkit tells any agent
 SIZE = 256  # the frame the tools return and the checks measure
 THREEJS = ToolkitSpec("threejs", settings={"groups": ["all"], "image_size": SIZE, "timeout": 30})
 CORE = (

@@ -77,6 +77,13 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
     """
 
     name = "threejs"
+    instructions = (
+        "You build a three.js scene with the threejs tools; y is up. Every tool result lists the "
+        "scene and what the camera sees (a visibility report per object). Lines starting with "
+        "'hint:' are for you, not for the user: when a result has one, do what it says with a tool "
+        "call before you answer. Answer in one short sentence only when the scene matches the "
+        "request and no hint is left.\n"
+    )
     groups_available: ClassVar[dict[str, tuple[str, ...]]] = TOOL_GROUPS
 
     def __init__(

@@ -25,10 +25,7 @@ from .stub_editor import StubEditorToolkit, cached_build
 
 __all__ = ["INSTRUCTIONS", "suite"]
 
-INSTRUCTIONS = (
-    "You work in an open Unity project through tools. Make every change with the tools (the "
-    "scene, scripts, prefabs and scenes are checked afterwards), then answer in one sentence."
-)
+INSTRUCTIONS = StubEditorToolkit.instructions  # what the toolkit tells any agent
 TOLERANCE = 1e-4
 UNITY = ToolkitSpec("unity", factory=StubEditorToolkit)
 

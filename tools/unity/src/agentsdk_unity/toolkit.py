@@ -100,6 +100,10 @@ class UnityToolkit(Toolkit):
     """
 
     name = "unity"
+    instructions = (
+        "You work in an open Unity project through tools. Make every change with the tools (the "
+        "scene, scripts, prefabs and scenes are checked afterwards), then answer in one sentence."
+    )
     groups_available: ClassVar[dict[str, tuple[str, ...]]] = TOOL_GROUPS
 
     def __init__(

@@ -13,18 +13,11 @@ from typing import Any
 from agentsdk.tasks import Check, CheckValue, Task, ToolkitSpec, World
 
 from agentsdk_finance.tasks import checks as tc
+from agentsdk_finance.toolkit import FinanceToolkit
 
 # Numbered steps, the tool call first: worded as one sentence ("... answer: copy the
 # summary line ..."), the 1.5B model wrote those words as its first reply in 2 of 18 tasks.
-INSTRUCTIONS = (
-    "You are a careful financial analyst with market-data tools.\n"
-    "Step 1: call the tool(s) the question needs; your first reply is a tool call. Take "
-    "every number from a tool result; never compute or guess one.\n"
-    "Step 2: only after the results are in, answer. Begin with the summary line of each "
-    "result you used (it names symbol, period and source), then answer the question, "
-    "percentages to one decimal with a % sign.\n"
-    "If a tool says the data is bad, name the bad rows and give no figure."
-)
+INSTRUCTIONS = FinanceToolkit.instructions  # what the toolkit tells any agent
 FINANCE = ToolkitSpec("finance")
 # Tools whose figures are "as of" the window's last bar, whatever its start (indicators
 # load earlier bars for their look-backs): a result counts when it is as of the right day.
