@@ -470,8 +470,8 @@ async def test_what_the_engine_would_ignore_is_refused_and_nothing_is_written(
             toolkit, "set_property", scene="res://main.tscn", node=node, property=prop, value=value
         )
 
-    colour = await set_("Box", "albedo_color", "Color( 1, 0, 0, 1 )")
-    assert colour.is_error and "MeshInstance has no property 'albedo_color'" in colour.text
+    colour = await set_("Box", "base_color", "Color( 1, 0, 0, 1 )")
+    assert colour.is_error and "MeshInstance has no property 'base_color'" in colour.text
     assert "mesh/material/albedo_color" in colour.text
     radius = await set_("Box", "mesh/radius", "0.5")
     assert radius.is_error and "CubeMesh has no property 'radius'" in radius.text
@@ -546,3 +546,77 @@ async def test_set_property_name_renames_the_node_and_what_follows_it(
         toolkit, "set_property", scene=scene, node=".", property="name", value="World"
     )
     assert not root.is_error and toolkit.project.read_scene(scene).root.name == "World"
+
+
+@pytest.mark.anyio
+async def test_a_mesh_node_s_colour_is_its_material_s(toolkit: GodotToolkit) -> None:
+    """ "color" on a mesh node (which has none) is its material's albedo colour, said so in
+    the result; a node with a colour of its own, or none at all, is left to the checks."""
+    await call(toolkit, "create_scene", path="res://main.tscn", root_type="Spatial")
+    ball = await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Ball",
+        type="MeshInstance",
+        properties={
+            "color": "Color( 0, 1, 0, 1 )",  # before the mesh: the order does not matter
+            "mesh": "SphereMesh()",
+            "translation": "Vector3( 0, 2, 0 )",
+        },
+    )
+    assert not ball.is_error, ball.text
+    assert "color was read as material_override/albedo_color" in ball.text
+    await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Box",
+        type="MeshInstance",
+        properties={"mesh": "CubeMesh()"},
+    )
+    red = await call(
+        toolkit, "set_property", scene="res://main.tscn", node="Box", property="Colour", value="red"
+    )
+    assert not red.is_error and "material_override/albedo_color = Color( 1, 0, 0, 1 )" in red.text
+    # the engine draws them in those colours
+    await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Sun",
+        type="DirectionalLight",
+        properties={"rotation_degrees": "Vector3( -50, 30, 0 )"},
+    )
+    await call(toolkit, "fit_view", scene="res://main.tscn")
+    shot = await call(toolkit, "screenshot", scene="res://main.tscn")
+    seen = {line.split(":")[0]: line for line in shot.text.splitlines() if ":" in line}
+    assert "green" in seen["Ball"] and "red" in seen["Box"], shot.text
+    # a Label's font colour belongs to no material: still refused, with the checks' words
+    await call(toolkit, "add_node", scene="res://main.tscn", name="Hud", type="Label")
+    font = await call(
+        toolkit, "set_property", scene="res://main.tscn", node="Hud", property="color", value="red"
+    )
+    assert font.is_error and "Label has no property 'color'" in font.text
+
+
+class _Godot4Version:
+    """Only what starting the toolkit asks of its engine: the version of a real Godot 4."""
+
+    async def version(self):  # type: ignore[no-untyped-def]
+        from agentsdk_godot.versions import parse_version
+
+        return parse_version("4.2.1.stable.official.b09f793f5")
+
+
+@pytest.mark.anyio
+async def test_instructions_speak_of_the_godot_the_toolkit_found(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from agentsdk_godot.toolkit_base import GODOT4_INSTRUCTIONS
+
+    assert "Godot 3" in str(GodotToolkit.instructions)
+    toolkit = GodotToolkit(tmp_path, engine=_Godot4Version())  # type: ignore[arg-type]
+    model = ScriptedModel(["Done."])
+    await Agent(model, tools=[toolkit]).run("Add a box.")
+    assert toolkit.instructions == GODOT4_INSTRUCTIONS
+    assert model.requests[0].messages[0].text == GODOT4_INSTRUCTIONS  # what the model read
+    assert "config_version=5" in (tmp_path / "project.godot").read_text()  # a Godot 4 project

@@ -24,6 +24,14 @@ __all__ = ["AuthoringTools", "literal"]
 _PLACING = ("translation", "transform", "position")
 """Properties that say where a node is: with one of them, ``rest_on`` keeps x and z."""
 
+_COLOUR_NAMES = frozenset({"color", "colour", "albedo", "albedo_color", "albedo_colour"})
+"""Names a model gives a mesh node's colour as if it were the node's own property."""
+_MATERIAL_COLOUR = "material_override/albedo_color"
+
+
+def _as_colour(said: str) -> str:
+    return f"{said} was read as {_MATERIAL_COLOUR}: a mesh node's colour is its material's"
+
 
 def _made(detail: str, writer: PropertyWriter) -> str:
     return detail + "".join(f"; {what}" for what in writer.made)
@@ -164,6 +172,8 @@ class AuthoringTools(GodotToolkitBase):
         cls = self.project.dialect.class_name(type)
         catalog = await self._known(doc, [cls], list((properties or {}).values()))
         catalog.check_node_class(cls)
+        meant = {key: self._colour_property(cls, key) for key in properties}
+        properties = {meant[key]: value for key, value in properties.items()}
         if "size" in properties and not self._own_size(cls):  # the argument, among properties
             lifted = self._size(properties.pop("size"))
             if size is not None and self._size(size) != lifted:
@@ -186,6 +196,7 @@ class AuthoringTools(GodotToolkitBase):
                 f"{key} = {await writer.assign(node.properties, key, text, (cls, None))}"
                 for key, text in (properties or {}).items()
             ]
+            stored += [_as_colour(said) for said, key in meant.items() if key != said]
             if wanted is not None:
                 sized = await resize(writer, node, wanted)
                 clash = [f for f in sized if f.split(" = ")[0] in properties and f not in stored]
@@ -202,6 +213,17 @@ class AuthoringTools(GodotToolkitBase):
         return await self._save_resting(
             scene, doc, node, _made(detail, writer), rest_on, placed, measure=wanted is not None
         )
+
+    def _colour_property(self, cls: str | None, name: str, script: str | None = None) -> str:
+        """``name``, or the material colour it stands for: a mesh node has no colour of its
+        own, so "color" (the 1.5B model's first guess, again after the error said where the
+        colour is) is its material's albedo colour, a material made on the way."""
+        if name.strip().lower() not in _COLOUR_NAMES:
+            return name
+        known = self._catalog.properties(cls, script) if self._catalog is not None else None
+        if known is None or name in known or "material_override" not in known:
+            return name
+        return _MATERIAL_COLOUR
 
     def _own_size(self, cls: str | None, script: str | None = None) -> bool:
         """Whether the class itself has a property `size` (a Godot 4 Control): then `size` is
@@ -345,10 +367,11 @@ class AuthoringTools(GodotToolkitBase):
                 assert wanted is not None
                 detail = f"size {shown(wanted)}: " + ", ".join(await resize(writer, target, wanted))
             else:
-                stored = await writer.assign(
-                    target.properties, property, value, (target.type, script)
-                )
-                detail = f"{property} = {stored}"
+                meant = self._colour_property(target.type, property, script)
+                stored = await writer.assign(target.properties, meant, value, (target.type, script))
+                detail = f"{meant} = {stored}"
+                if meant != property:
+                    detail += f" ({_as_colour(property)})"
         except SceneError as err:
             raise ToolError(str(err)) from None
         placed = property.strip() in _PLACING
