@@ -355,3 +355,42 @@ async def test_a_size_error_says_how_the_numbers_were_read(toolkit: ThreeJSToolk
         "read as radius 0.5, height 0 (a cone takes 2 numbers)"
     ) in cone.text
     assert "Objects: none." in cone.text
+    # and gives a call that works: the same one without the size
+    assert 'Without size it gets the default [0.5,1]: add_object(name="tree", shape="cone", ' in (
+        cone.text
+    )
+
+
+async def test_a_size_that_is_the_position_again_is_named_and_the_call_without_it_works(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    await fresh(toolkit)
+    # a new user's "a blue box named crate at (2, 0, -1) resting on the ground": the 1.5B
+    # model wrote the position into size too, then sent the refused call again
+    copied = await call(
+        toolkit,
+        "add_object",
+        name="crate",
+        shape="box",
+        size=[2, 0, -1],
+        color="blue",
+        position=[2, 0, -1],
+        rest_on="ground",
+    )
+    assert copied.is_error and "(that size is the position written again)" in copied.text
+    offered = re.search(r"Without size it gets the default \[1,1,1\]: (.*?\))\. ", copied.text)
+    assert offered is not None and offered.group(1) == (
+        'add_object(name="crate", shape="box", color="blue", position=[2,0,-1], rest_on="ground")'
+    )
+    # the offered call, as written, is a valid call that does what was asked
+    made = await call(
+        toolkit,
+        "add_object",
+        name="crate",
+        shape="box",
+        color="blue",
+        position=[2, 0, -1],
+        rest_on="ground",
+    )
+    assert not made.is_error
+    assert "crate (box #0000ff) at (2, 0.5, -1) size 1x1x1" in made.text

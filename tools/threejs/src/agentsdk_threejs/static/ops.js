@@ -117,6 +117,15 @@ function checkName(name) {
   return text;
 }
 
+// add_object's arguments, in its signature's order.
+const ADD_ARGUMENTS = ['name', 'shape', 'size', 'color', 'position', 'rest_on'];
+
+// The add_object call of `op` without one argument, written as the model writes a call.
+function callWithout(tool, op, dropped) {
+  const kept = ADD_ARGUMENTS.filter((key) => key !== dropped && op[key] != null);
+  return `${tool}(${kept.map((key) => `${key}=${JSON.stringify(op[key])}`).join(', ')})`;
+}
+
 function addObject(ctx, op) {
   const name = checkName(op.name);
   const shape = canonicalShape(op.shape);
@@ -140,6 +149,19 @@ function addObject(ctx, op) {
   ctx.changes.push(`added ${shape} "${name}"${rests}`);
 }
 
+// A new object's size, or an error that ends with the call that works without it: told only
+// that the size was wrong, the 1.5B model sent the same size again.
+function checkNewSize(op) {
+  const shape = canonicalShape(op.shape ?? 'box');
+  try {
+    sizeList(shape, op.size);
+  } catch (err) {
+    if (!(err instanceof OpError)) throw err;
+    const copied = JSON.stringify(op.size) === JSON.stringify(op.position) ? ' (that size is the position written again)' : '';
+    throw new OpError(`${err.message}${copied}. Without size it gets the default ${JSON.stringify(sizeList(shape, null))}: ${callWithout('add_object', op, 'size')}`);
+  }
+}
+
 // Everything that can be wrong with an operation's values is found before anything changes,
 // so a bad call leaves the scene as it was.
 function validate(op) {
@@ -149,7 +171,8 @@ function validate(op) {
   if (op.color != null) parseColor(op.color);
   if (op.ground_color != null) parseColor(op.ground_color);
   if (op.shape != null) canonicalShape(op.shape);
-  if (op.size != null && (op.op === 'add' || op.shape != null)) sizeList(canonicalShape(op.shape ?? 'box'), op.size);
+  if (op.size != null && op.op === 'add') checkNewSize(op);
+  else if (op.size != null && op.shape != null) sizeList(canonicalShape(op.shape), op.size);
   if (op.scale != null) scaleVector(op.scale);
   if (op.opacity != null && !(Number(op.opacity) >= 0 && Number(op.opacity) <= 1)) throw new OpError(`opacity must be between 0 and 1; got ${op.opacity}`);
   if (op.intensity != null && !(Number(op.intensity) >= 0)) throw new OpError(`intensity must be 0 or more; got ${op.intensity}`);
