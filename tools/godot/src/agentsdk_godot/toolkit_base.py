@@ -227,8 +227,6 @@ class GodotToolkitBase(Toolkit):
             self._temp.mkdir(parents=True)
             assert self._engine is not None
             major = (await self._engine.version()).major
-        if major >= 4:  # the class attribute speaks of Godot 3
-            self.instructions = GODOT4_INSTRUCTIONS
             self._project = GodotProject.create(self._temp, major=major)
 
     async def _stop_game(self) -> None:
