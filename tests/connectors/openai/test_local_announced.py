@@ -110,3 +110,73 @@ def test_an_echo_of_a_cue_is_recognised() -> None:
 )
 def test_an_answer_that_says_what_comes_next(text: str, ahead: bool) -> None:
     assert announces_a_step(text) is ahead
+
+
+def _after(call: dict[str, object]) -> object:
+    """A request whose newest results are those of one successful ``call``."""
+    from agentsdk.messages import Message, TextPart, ToolCallPart, ToolResultPart
+    from agentsdk.models import ModelRequest
+
+    made = ToolCallPart(name=str(call.pop("tool")), arguments=call)
+    done = ToolResultPart(call_id=made.id, name=made.name, parts=[TextPart(text="done")])
+    return ModelRequest(
+        messages=[
+            Message.user("Do it."),
+            Message(role="assistant", parts=[made]),
+            Message(role="tool", parts=[done]),
+        ]
+    )
+
+
+BOX = {"tool": "create_primitive", "kind": "cube", "name": "Box", "size": 2, "color": "blue"}
+RED = {
+    "tool": "set_property",
+    "scene": "res://main.tscn",
+    "node": "Box",
+    "property": "mesh/material/albedo_color",
+    "value": "Color( 1, 0, 0, 1 )",
+}
+
+
+@pytest.mark.parametrize(
+    ("call", "text", "restates"),
+    [
+        # the call just made, said again (godot/red-material, every Godot run since session 12)
+        (
+            RED,
+            "To make the Box in res://main.tscn red, you need to give it a material whose "
+            "albedo colour is pure red. You can do this by calling the `set_property` function "
+            'with the arguments `{"scene": "res://main.tscn", "node": "Box", "property": '
+            '"mesh/material/albedo_color", "value": "Color( 1, 0, 0, 1 )"}`.',
+            True,
+        ),
+        (
+            {"tool": "export_asset", "path": "crate.glb", "format": "glb"},
+            'To export the scene as crate.glb, I will call the "export_asset" function.',
+            True,
+        ),
+        # a new step with the same tool, naming at most one of the call's texts (new users)
+        (
+            BOX,
+            "To add a sun light named Sun above it pointing at it, call the function "
+            '`create_primitive` with the arguments `kind="sun", name="Sun", location=[0, 2, 0], '
+            'look_at="Box", energy=3, color=[1, 1, 1]`.',
+            False,
+        ),
+        (
+            {"tool": "create_primitive", "kind": "plane", "name": "Top", "color": "red"},
+            'To make the legs, call the function "create_primitive" with the parameters',
+            False,
+        ),
+        # another tool's call is not this one
+        (RED, "To make the Box red, call the `add_node` function with Box.", False),
+    ],
+)
+def test_an_announcement_of_the_tool_just_used_restates_it_only_by_its_values(
+    call: dict[str, object], text: str, restates: bool
+) -> None:
+    from agentsdk_openai.local.model import _restates_newest_call
+
+    name = announced_tool(text, [*SCENE, "set_property", "add_node", "create_primitive"])
+    assert name is not None
+    assert _restates_newest_call(_after(dict(call)), name, text) is restates  # type: ignore[arg-type]
