@@ -322,15 +322,6 @@ class LocalChatModel(OpenAIChatModel):
                 name = "required"
             if name is None and (restated or echoes_cue(response.text)):
                 return await self._answer_again(request, response)
-            if name is not None and _restates_newest_call(request, name, response.text):
-                # "I will call export_asset to export crate.glb" right after it did, or the
-                # set_property call just made written out again (godot/red-material): the
-                # prose restates what was done, so it is the answer. Asked for the call, the
-                # 1.5B model exported again until the loop guard stopped it, or replaced the
-                # new red material. The same tool announced for something new ("To add a
-                # sun light named Sun ..., call create_primitive" after it made the Box) is
-                # asked for below.
-                return response
         if name is None:
             return response
         logger.info("%s announced a call (%s) without making it; asking for it", self.name, name)
@@ -338,7 +329,12 @@ class LocalChatModel(OpenAIChatModel):
         if again is None or not again.tool_calls or again.text.strip():
             return response
         if _repeats_the_newest_call(request, again.tool_calls[0]):
-            return response  # asked for, the call just made came back: the prose restated it
+            # "I will call export_asset" right after export_asset succeeded, asked for that
+            # call, gives the same call again: the prose restated what was done (the 1.5B
+            # model did, turn after turn), so it is the answer. The same tool announced for
+            # a new step ("To add a sun light named Sun, call create_primitive ...", after
+            # create_primitive made the Box) gets its call.
+            return response
         lead: list[TextPart | ToolCallPart] = (
             [TextPart(text=response.text)] if response.text else []
         )
@@ -727,36 +723,6 @@ def _after_a_read(request: ModelRequest) -> bool:
     that declares no side effects reads, here: finance's tools declare none)."""
     last = request.messages[-1] if request.messages else None
     return bool(last and last.tool_results) and not changed_the_world(request)
-
-
-def _restates_newest_call(request: ModelRequest, name: str, text: str) -> bool:
-    """``text`` says at least half of the texts a succeeded ``name`` call of the newest
-    results was given: its file, node, property path, value ("res://main.tscn", "Box",
-    "mesh/material/albedo_color", "Color( 1, 0, 0, 1 )"). Numbers and texts under 3
-    characters do not count. An announcement of a new step may name one of them (the
-    Box a sun light is to point at) but not most."""
-    if len(request.messages) < 2 or not request.messages[-1].tool_results:
-        return False
-    succeeded = {r.call_id for r in request.messages[-1].tool_results if not r.is_error}
-    said = text.lower()
-    for made in request.messages[-2].tool_calls:
-        if made.name != name or made.id not in succeeded:
-            continue
-        values = {v.lower() for v in _string_values(made.arguments) if len(v) >= 3}
-        if values and 2 * sum(v in said for v in values) >= len(values):
-            return True
-    return False
-
-
-def _string_values(value: Any) -> list[str]:
-    """Every string inside a call's arguments, stripped."""
-    if isinstance(value, str):
-        return [value.strip()]
-    if isinstance(value, dict):
-        return [s for item in value.values() for s in _string_values(item)]
-    if isinstance(value, list):
-        return [s for item in value for s in _string_values(item)]
-    return []
 
 
 def _call_delta(index: int, call: ToolCallPart) -> StreamDelta:
