@@ -13,7 +13,7 @@ from agentsdk.plugins import load_toolkit, toolkit_names
 from agentsdk.tools import ToolSpec
 from agentsdk_openai import LocalChatModel, LocalEngine, connect
 from agentsdk_openai.local import parse_constrained
-from agentsdk_openai.local.announced import announced_tool, echoes_cue
+from agentsdk_openai.local.announced import echoes_cue
 from agentsdk_openai.local.model import _echoes_request, _repeats_the_newest_call
 from pydantic import BaseModel
 
@@ -283,43 +283,6 @@ def _one_call(ask: str, call: ToolCallPart, result: str) -> list[Message]:
         Message(role="assistant", parts=[call]),
         Message(role="tool", parts=[done]),
     ]
-
-
-async def test_the_tool_that_just_ran_announced_again_is_a_step_unless_its_call_repeats(
-    qwen_engine: LocalEngine,
-) -> None:
-    # A new user's "Add a blue cube named Box ... and a sun light named Sun above it": after
-    # create_primitive made the Box, the 1.5B model answered "To add a sun light named Sun
-    # ..., call the function `create_primitive` ...", which ended the run half done.
-    model = connect("local:qwen2.5-coder-0.5b")
-    assert isinstance(model, LocalChatModel)
-    made = ToolCallPart(
-        name="set_colour", arguments={"object": "cube", "colour": "red", "count": 1}
-    )
-    ask = "Paint the cube red and the sphere blue."
-    request = ModelRequest(
-        messages=_one_call(ask, made, "cube is now red"),
-        tools=TOOLS,
-        settings=ModelSettings(temperature=0, max_tokens=64),
-    )
-    ahead = "To paint the sphere blue, call the `set_colour` function."
-    said = ModelResponse(parts=[TextPart(text=ahead)], usage=Usage(requests=1))
-    called = await model._make_announced_call(request, said)
-    (call,) = called.tool_calls
-    _assert_valid(call, TOOLS)
-    assert call.arguments["object"] == "sphere" and called.usage.requests == 2, called.parts
-    # Asked for the call, a restatement gives back the call just made: it is the answer.
-    first = ModelRequest(
-        messages=_one_call("Paint the cube red.", made, "cube is now red"),
-        tools=TOOLS,
-        settings=ModelSettings(temperature=0, max_tokens=64),
-    )
-    restated = "I will call the `set_colour` function to paint the cube red."
-    done = ModelResponse(parts=[TextPart(text=restated)], usage=Usage(requests=1))
-    assert announced_tool(restated, [t.name for t in TOOLS]) == "set_colour"
-    answered = await model._make_announced_call(first, done)
-    await model.aclose()
-    assert answered is done, answered.parts
 
 
 async def test_an_answer_that_repeats_the_request_is_asked_for_again(

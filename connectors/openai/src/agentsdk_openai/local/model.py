@@ -322,18 +322,15 @@ class LocalChatModel(OpenAIChatModel):
                 name = "required"
             if name is None and (restated or echoes_cue(response.text)):
                 return await self._answer_again(request, response)
+            if name is not None and name in _just_succeeded(request):
+                # "I will call export_asset" right after export_asset succeeded restates
+                # what was done (the 1.5B did, turn after turn); it is the answer.
+                return response
         if name is None:
             return response
         logger.info("%s announced a call (%s) without making it; asking for it", self.name, name)
         again = await self._sample_again(request, {"tool_choice": name}, f"the call to {name}")
         if again is None or not again.tool_calls or again.text.strip():
-            return response
-        if _repeats_the_newest_call(request, again.tool_calls[0]):
-            # "I will call export_asset" right after export_asset succeeded, asked for that
-            # call, gives the same call again: the prose restated what was done (the 1.5B
-            # model did, turn after turn), so it is the answer. The same tool announced for
-            # a new step ("To add a sun light named Sun, call create_primitive ...", after
-            # create_primitive made the Box) gets its call.
             return response
         lead: list[TextPart | ToolCallPart] = (
             [TextPart(text=response.text)] if response.text else []
@@ -723,6 +720,12 @@ def _after_a_read(request: ModelRequest) -> bool:
     that declares no side effects reads, here: finance's tools declare none)."""
     last = request.messages[-1] if request.messages else None
     return bool(last and last.tool_results) and not changed_the_world(request)
+
+
+def _just_succeeded(request: ModelRequest) -> set[str]:
+    """The tools whose results, without an error, are the newest message of the request."""
+    last = request.messages[-1] if request.messages else None
+    return {r.name for r in last.tool_results if not r.is_error} if last is not None else set()
 
 
 def _call_delta(index: int, call: ToolCallPart) -> StreamDelta:
