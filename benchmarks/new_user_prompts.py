@@ -1,0 +1,89 @@
+"""Prompts a new user might try, in no suite: what ``Agent("local:default", tools=[kit])``
+does with them, with the toolkit's instructions in its prompt (the default since session 16)
+and without (``toolkit_instructions=False``, what such an agent sent before).
+
+Written before they were first run, and not tuned against afterwards; nothing checks the
+outcome automatically: each row keeps the calls, the answer and the last tool result (the
+scene as the tools describe it), and the judgement is written in the tasks README. Writes
+benchmarks/results/new_user_prompts.json (and one trace per run next to it with --traces).
+
+    uv run --no-sync python benchmarks/new_user_prompts.py [--only on|off] [--traces DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from agentsdk import Agent
+
+RESULTS = Path(__file__).parent / "results" / "new_user_prompts.json"
+
+PROMPTS = [
+    ("threejs", "Add a red sphere named sun of radius 1 at (0, 3, 0) and a green box named plate, 6 wide, 0.2 tall and 6 deep, resting on the ground."),
+    ("threejs", "Place three yellow cubes named a, b and c in a row along x at x = -2, 0 and 2, all resting on the ground."),
+    ("threejs", "Make a grey floor plane named floor, 10 by 10, and a purple cone named spire, radius 0.5 and 3 tall, standing on it, lit by a directional light."),
+    ("threejs", "Add an orange torus named donut at (0, 1, 0) and make sure the camera sees all of it."),
+    ("blender", "Add a blue cube named Box, 2 m on each side, resting on the ground, and a sun light named Sun above it pointing at it."),
+    ("blender", "Create a cylinder named Pillar, 0.5 m in radius and 3 m tall, standing on the ground, then render the camera view."),
+    ("godot", "Create the main scene with a red cube named Crate standing on the ground and a camera that sees it."),
+    ("godot", "Make a main scene whose root is a Control, with a Label named Title that shows the text Welcome."),
+]  # fmt: skip
+
+
+async def one(i: int, kit: str, prompt: str, on: bool, traces: Path | None) -> dict[str, Any]:
+    trace = traces / f"p{i}_{'on' if on else 'off'}.jsonl" if traces else None
+    agent = Agent("local:default", tools=[kit], max_turns=10, toolkit_instructions=on, trace=trace)
+    started = time.perf_counter()
+    try:
+        result = await agent.run(prompt)
+        output, calls, status = str(result.output), result.tool_calls, result.status
+        results = [r.text for m in result.messages for r in m.tool_results]
+    except Exception as exc:  # a run that ran out of turns is a result here
+        output, calls, status, results = f"{type(exc).__name__}: {exc}", [], "error", []
+    finally:
+        await agent.aclose()
+    return {
+        "prompt_id": i,
+        "toolkit": kit,
+        "prompt": prompt,
+        "toolkit_instructions": on,
+        "status": status,
+        "seconds": round(time.perf_counter() - started, 1),
+        "calls": calls,
+        "answer": output,
+        "last_result": results[-1][:2000] if results else None,
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", choices=["on", "off"], help="one mode only")
+    parser.add_argument("--traces", type=Path, help="a folder for one JSONL trace per run")
+    args = parser.parse_args()
+    modes = [args.only == "on"] if args.only else [True, False]
+    if args.traces:
+        args.traces.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for i, (kit, prompt) in enumerate(PROMPTS, 1):
+        for on in modes:
+            row = await one(i, kit, prompt, on, args.traces)
+            rows.append(row)
+            print(
+                i, "on " if on else "off", row["status"], row["seconds"], row["calls"], flush=True
+            )
+    RESULTS.write_text(
+        json.dumps(
+            {"benchmark": "new_user_prompts", "machine": platform.platform(), "runs": rows},
+            indent=1,
+        )
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
