@@ -26,7 +26,14 @@ from .output import OutputSpec
 from .plugins import load_toolkit, resolve_model
 from .result import RunResult
 from .stream import RunStream
-from .tools import Tool, Toolkit, collect_tools, tools_can_change, tools_version
+from .tools import (
+    Tool,
+    Toolkit,
+    collect_tools,
+    instructions_of,
+    tools_can_change,
+    tools_version,
+)
 from .tracing import JsonlTracer, observe_run
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -165,10 +172,7 @@ class Agent(HeldOpen):
         (a task suite passes its toolkit's text as its own), then the output type's."""
         parts = [self.instructions] if self.instructions else []
         if self.toolkit_instructions:
-            for toolkit in self.toolkits:
-                text = toolkit.instructions
-                if text and text.strip() and not any(text.strip() in part for part in parts):
-                    parts.append(text)
+            parts += instructions_of(self.toolkits, besides=parts)
         if self.output is not None and (wanted := self.output.instructions()):
             parts.append(wanted)
         return "\n\n".join(parts) if parts else None
@@ -194,7 +198,7 @@ class Agent(HeldOpen):
             )
         messages = list(message_history or [])
         prompt = self._system_prompt() if system else None
-        if prompt and not (messages and messages[0].role == "system"):
+        if prompt and not _has_system(messages):
             messages.insert(0, Message.system(prompt))
         return RunConfig(
             run_id=run_id,

@@ -661,4 +661,23 @@ def tools_version(toolkit: object) -> int:
     return int(getattr(toolkit, "tools_version", 0))
 
 
-__all__ += ["ToolLike", "check_groups", "collect_tools", "tools_can_change", "tools_version"]
+def instructions_of(toolkits: Sequence[Toolkit], *, besides: Sequence[str] = ()) -> list[str]:
+    """The toolkits' ``instructions``, in order, each text once, leaving out empty ones and
+    those a text of ``besides`` already contains (an agent's own instructions; a task
+    suite passes its toolkit's text as its own)."""
+    found: list[str] = []
+    for toolkit in toolkits:
+        text = toolkit.instructions
+        if text and text.strip() and not any(text.strip() in t for t in [*besides, *found]):
+            found.append(text)
+    return found
+
+
+__all__ += [
+    "ToolLike",
+    "check_groups",
+    "collect_tools",
+    "instructions_of",
+    "tools_can_change",
+    "tools_version",
+]

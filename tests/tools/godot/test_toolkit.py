@@ -611,7 +611,10 @@ class _Godot4Version:
 
 @pytest.mark.anyio
 async def test_instructions_speak_of_the_godot_the_toolkit_found(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from agentsdk_godot.toolkit_base import GODOT4_INSTRUCTIONS
+    from agentsdk_godot.toolkit_base import instructions_for
+    from agentsdk_godot.versions import dialect_for
+
+    GODOT4_INSTRUCTIONS = instructions_for(dialect_for(4))
 
     assert "Godot 3" in str(GodotToolkit.instructions)
     toolkit = GodotToolkit(tmp_path, engine=_Godot4Version())  # type: ignore[arg-type]

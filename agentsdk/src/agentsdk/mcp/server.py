@@ -29,7 +29,15 @@ from mcp.server.stdio import stdio_server
 
 from ..artifacts import ArtifactStore, default_runs_dir
 from ..plugins import load_toolkit
-from ..tools import Tool, ToolContext, Toolkit, collect_tools, tools_can_change, tools_version
+from ..tools import (
+    Tool,
+    ToolContext,
+    Toolkit,
+    collect_tools,
+    instructions_of,
+    tools_can_change,
+    tools_version,
+)
 from ._content import to_mcp_result
 
 __all__ = ["ToolServer", "create_server", "serve_http", "serve_stdio"]
@@ -157,8 +165,8 @@ def create_server(
     """
     served = ToolServer(items, artifacts_dir=artifacts_dir, deps=deps, tools=tools)
     if instructions is None:
-        own = dict.fromkeys(t.instructions.strip() for t in served.toolkits if t.instructions)
-        instructions = "\n\n".join(own) or None
+        own = instructions_of(served.toolkits)
+        instructions = "\n\n".join(text.strip() for text in own) or None
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[ToolServer]:

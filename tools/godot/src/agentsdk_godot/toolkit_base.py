@@ -31,7 +31,8 @@ from agentsdk_godot.reports import (
 from agentsdk_godot.scene import SceneError, SceneFile
 from agentsdk_godot.validation import ClassCatalog
 from agentsdk_godot.values import resource_name
-from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError
+from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError, format_variant
+from agentsdk_godot.versions import GodotDialect, dialect_for
 
 __all__ = [
     "TOOL_GROUPS",
@@ -123,31 +124,29 @@ class Look:
         self.measurements = measurements
 
 
-GODOT4_INSTRUCTIONS = (
-    "You build Godot 4 games with the godot tools. Values are Godot literals such as "
-    "Vector3(0, 1, 0), Color(1, 0, 0, 1), 2.5, true; text is written as it is; a new "
-    "resource is written BoxMesh() or SphereMesh(), and a field of a resource is set with a "
-    "path such as mesh/size or mesh/material/albedo_color. Godot 4 3D nodes are Node3D, "
-    "MeshInstance3D, Camera3D, DirectionalLight3D; scripts start with `extends <Class>`. "
-    "When a tool reports an error, read the file and line, fix it and try again. Finish "
-    "with a short plain-text answer."
-)
-"""What a Godot 4 project's toolkit tells the model (known once the engine is found)."""
+def instructions_for(dialect: GodotDialect) -> str:
+    """What the toolkit tells the model, in the engine generation's class names and literal
+    spelling (on Godot 3, the text the Godot suite was measured with)."""
+    name, major = dialect.class_name, dialect.major
+    vector = format_variant(Constructor("Vector3", (0, 1, 0)), dialect.style)
+    colour = format_variant(Constructor("Color", (1, 0, 0, 1)), dialect.style)
+    nodes = ", ".join(name(c) for c in ("Spatial", "MeshInstance", "Camera", "DirectionalLight"))
+    return (
+        f"You build Godot {major} games with the godot tools. Values are Godot literals such as "
+        f"{vector}, {colour}, 2.5, true; text is written as it is; a new "
+        f"resource is written {name('CubeMesh')}() or SphereMesh(), and a field of a resource is set "
+        f"with a path such as mesh/size or mesh/material/albedo_color. Godot {major} 3D nodes are "
+        f"{nodes}; scripts start with `extends <Class>`. "
+        "When a tool reports an error, read the file and line, fix it and try again. "
+        "Finish with a short plain-text answer."
+    )
 
 
 class GodotToolkitBase(Toolkit):
     """Shared state of the Godot tool groups (see ``GodotToolkit``)."""
 
     name = "godot"
-    instructions = (
-        "You build Godot 3 games with the godot tools. Values are Godot literals such as "
-        "Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), 2.5, true; text is written as it is; a new "
-        "resource is written CubeMesh() or SphereMesh(), and a field of a resource is set "
-        "with a path such as mesh/size or mesh/material/albedo_color. Godot 3 3D nodes are "
-        "Spatial, MeshInstance, Camera, DirectionalLight; scripts start with `extends <Class>`. "
-        "When a tool reports an error, read the file and line, fix it and try again. "
-        "Finish with a short plain-text answer."
-    )
+    instructions = instructions_for(dialect_for(3))  # Godot 4 speaks its own once found
     groups_available: ClassVar[dict[str, tuple[str, ...]]] = TOOL_GROUPS
 
     def __init__(
@@ -192,12 +191,11 @@ class GodotToolkitBase(Toolkit):
         if self._engine is None:
             self._engine = GodotEngine(renderer=self.renderer)
         major = (await self._engine.version()).major
-        if major >= 4:  # the class attribute speaks of Godot 3
-            self.instructions = GODOT4_INSTRUCTIONS
         if self._project_dir is None or self._temp is not None:
             self._temp = Path(tempfile.mkdtemp(prefix="agentsdk-godot-project-"))
             self._project_dir = self._temp
         self._project = GodotProject.create(self._project_dir, major=major)
+        self.instructions = instructions_for(self._project.dialect)
 
     async def close(self) -> None:
         """Stop a running game, restore the project, remove temporary folders. Idempotent."""

@@ -117,13 +117,11 @@ function checkName(name) {
   return text;
 }
 
-// add_object's arguments, in its signature's order.
-const ADD_ARGUMENTS = ['name', 'shape', 'size', 'color', 'position', 'rest_on'];
-
-// The add_object call of `op` without one argument, written as the model writes a call.
-function callWithout(tool, op, dropped) {
-  const kept = ADD_ARGUMENTS.filter((key) => key !== dropped && op[key] != null);
-  return `${tool}(${kept.map((key) => `${key}=${JSON.stringify(op[key])}`).join(', ')})`;
+// The add_object call of `op` without its size, written as the model writes a call
+// (add_object's other arguments, in its signature's order).
+function addCallWithoutSize(op) {
+  const kept = ['name', 'shape', 'color', 'position', 'rest_on'].filter((key) => op[key] != null);
+  return `add_object(${kept.map((key) => `${key}=${JSON.stringify(op[key])}`).join(', ')})`;
 }
 
 function addObject(ctx, op) {
@@ -158,7 +156,7 @@ function checkNewSize(op) {
   } catch (err) {
     if (!(err instanceof OpError)) throw err;
     const copied = JSON.stringify(op.size) === JSON.stringify(op.position) ? ' (that size is the position written again)' : '';
-    throw new OpError(`${err.message}${copied}. Without size it gets the default ${JSON.stringify(sizeList(shape, null))}: ${callWithout('add_object', op, 'size')}`);
+    throw new OpError(`${err.message}${copied}. Without size it gets the default ${JSON.stringify(sizeList(shape, null))}: ${addCallWithoutSize(op)}`);
   }
 }
 
