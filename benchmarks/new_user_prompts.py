@@ -2,12 +2,15 @@
 does with them, with the toolkit's instructions in its prompt (the default since session 16)
 and without (``toolkit_instructions=False``, what such an agent sent before).
 
-Written before they were first run, and not tuned against afterwards; nothing checks the
-outcome automatically: each row keeps the calls, the answer and the last tool result (the
-scene as the tools describe it), and the judgement is written in the tasks README. Writes
-benchmarks/results/new_user_prompts.json (and one trace per run next to it with --traces).
+Two sets, each written before it was first run and not tuned against afterwards: ``s16``
+(eight prompts, session 16) and ``s17`` (nine more, written in session 17 before any
+change of that session was run). Nothing checks the outcome automatically: each row keeps
+the calls, the answer and the last tool result (the scene as the tools describe it), and
+the judgement is written in the tasks README. Writes --out (default
+benchmarks/results/new_user_prompts.json), and one trace per run with --traces.
 
-    uv run --no-sync python benchmarks/new_user_prompts.py [--only on|off] [--traces DIR]
+    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17] [--only on|off]
+        [--out FILE] [--traces DIR]
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from agentsdk import Agent
 
 RESULTS = Path(__file__).parent / "results" / "new_user_prompts.json"
 
-PROMPTS = [
+SETS: dict[str, list[tuple[str, str]]] = {}
+SETS["s16"] = [
     ("threejs", "Add a red sphere named sun of radius 1 at (0, 3, 0) and a green box named plate, 6 wide, 0.2 tall and 6 deep, resting on the ground."),
     ("threejs", "Place three yellow cubes named a, b and c in a row along x at x = -2, 0 and 2, all resting on the ground."),
     ("threejs", "Make a grey floor plane named floor, 10 by 10, and a purple cone named spire, radius 0.5 and 3 tall, standing on it, lit by a directional light."),
@@ -33,6 +37,17 @@ PROMPTS = [
     ("blender", "Create a cylinder named Pillar, 0.5 m in radius and 3 m tall, standing on the ground, then render the camera view."),
     ("godot", "Create the main scene with a red cube named Crate standing on the ground and a camera that sees it."),
     ("godot", "Make a main scene whose root is a Control, with a Label named Title that shows the text Welcome."),
+]  # fmt: skip
+SETS["s17"] = [
+    ("threejs", "Put a white box named table, 4 wide, 1 tall and 2 deep, on the ground, and a red sphere named apple of radius 0.3 on top of the table."),
+    ("threejs", "Create a blue cylinder named tower, radius 1 and height 5, standing on the ground at (3, 0, 3), and a yellow point light named lamp at (0, 6, 0)."),
+    ("threejs", "Add two cubes named left and right, a green one at x = -3 and a pink one at x = 3, both on the ground, then frame both in the camera."),
+    ("blender", "Make a red sphere named Ball of radius 1 resting on the ground and a camera named Cam at (6, -6, 4) that looks at it."),
+    ("blender", "Add a cube named Crate on the ground, then a cube named Lid of the same size stacked on top of it, and render the result."),
+    ("blender", "Create a green plane named Grass 20 m across and a white cone named Tent standing on it."),
+    ("godot", "Make a main scene with a blue sphere named Planet at the origin and a camera named Eye that looks at it."),
+    ("godot", "Create a main scene whose root is a Node2D, with a Sprite named Player at (100, 200)."),
+    ("godot", "Build a main scene with a yellow box named Block resting on the ground and an omni light named Bulb above it."),
 ]  # fmt: skip
 
 
@@ -63,23 +78,30 @@ async def one(i: int, kit: str, prompt: str, on: bool, traces: Path | None) -> d
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=sorted(SETS), default="s16", help="which prompts")
     parser.add_argument("--only", choices=["on", "off"], help="one mode only")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the JSON to write")
     parser.add_argument("--traces", type=Path, help="a folder for one JSONL trace per run")
     args = parser.parse_args()
     modes = [args.only == "on"] if args.only else [True, False]
     if args.traces:
         args.traces.mkdir(parents=True, exist_ok=True)
     rows = []
-    for i, (kit, prompt) in enumerate(PROMPTS, 1):
+    for i, (kit, prompt) in enumerate(SETS[args.set], 1):
         for on in modes:
             row = await one(i, kit, prompt, on, args.traces)
             rows.append(row)
             print(
                 i, "on " if on else "off", row["status"], row["seconds"], row["calls"], flush=True
             )
-    RESULTS.write_text(
+    args.out.write_text(
         json.dumps(
-            {"benchmark": "new_user_prompts", "machine": platform.platform(), "runs": rows},
+            {
+                "benchmark": "new_user_prompts",
+                "set": args.set,
+                "machine": platform.platform(),
+                "runs": rows,
+            },
             indent=1,
         )
     )
