@@ -599,6 +599,36 @@ async def test_a_mesh_node_s_colour_is_its_material_s(toolkit: GodotToolkit) -> 
     )
     assert font.is_error and "Label has no property 'color'" in font.text
 
+    # add_node with a property its class lacks adds nothing and gives the call without it
+    # (the 1.5B model's Camera "direction", then set_property on the camera never made)
+    eye = await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Eye",
+        type="Camera",
+        properties={"direction": "front", "translation": "Vector3( 0, 1, 6 )"},
+    )
+    assert eye.is_error and "Camera has no property 'direction'" in eye.text, eye.text
+    offered = eye.text.split("Nothing was added; without direction: ")[1]
+    assert offered == (
+        'add_node(scene="res://main.tscn", name="Eye", type="Camera", parent=".", '
+        'properties={"translation": "Vector3( 0, 1, 6 )"})'
+    )
+    tree = await call(toolkit, "scene_tree", scene="res://main.tscn")
+    assert "Eye" not in tree.text
+    # made as written, the offered call adds it
+    made = await call(
+        toolkit,
+        "add_node",
+        scene="res://main.tscn",
+        name="Eye",
+        type="Camera",
+        parent=".",
+        properties={"translation": "Vector3( 0, 1, 6 )"},
+    )
+    assert not made.is_error and "added Camera Eye: translation = Vector3( 0, 1, 6 )" in made.text
+
 
 class _Godot4Version:
     """Only what starting the toolkit asks of its engine: the version of a real Godot 4."""

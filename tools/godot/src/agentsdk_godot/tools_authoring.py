@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -27,6 +28,23 @@ _PLACING = ("translation", "transform", "position")
 _COLOUR_NAMES = frozenset({"color", "colour", "albedo", "albedo_color", "albedo_colour"})
 """Names a model gives a mesh node's colour as if it were the node's own property."""
 _MATERIAL_COLOUR = "material_override/albedo_color"
+
+
+def _add_node_call(
+    scene: str,
+    name: str,
+    type: str,
+    parent: str,
+    properties: dict[str, str],
+    rest_on: str | None,
+    size: object,
+) -> str:
+    """The add_node call with these arguments, written as a model writes one."""
+    said = {"scene": scene, "name": name, "type": type, "parent": parent}
+    given = {"properties": properties or None, "rest_on": rest_on, "size": size}
+    said.update({key: value for key, value in given.items() if value is not None})
+    shown = ", ".join(f"{key}={json.dumps(value)}" for key, value in said.items())
+    return f"add_node({shown})"
 
 
 def _as_colour(said: str) -> str:
@@ -165,6 +183,7 @@ class AuthoringTools(GodotToolkitBase):
         properties = dict(properties or {})
         if rest_on is None and "rest_on" in properties:  # an argument written among properties
             rest_on = properties.pop("rest_on")
+        original = dict(properties)
         if rest_on is not None:
             rest_on = _meant_support(doc, rest_on, name, new=True)
         if rest_on is not None:
@@ -192,10 +211,20 @@ class AuthoringTools(GodotToolkitBase):
                     "node another name"
                 )
             node = doc.add_node(name, cls, parent)
-            stored = [
-                f"{key} = {await writer.assign(node.properties, key, text, (cls, None))}"
-                for key, text in (properties or {}).items()
-            ]
+            stored = []
+            said_as = {key: said for said, key in meant.items()}
+            for key, text in properties.items():
+                said = said_as[key]
+                try:
+                    value = await writer.assign(node.properties, key, text, (cls, None))
+                except ToolError as err:
+                    # Nothing is added: say so, and give the call that adds the node
+                    # without it (the 1.5B model went on to set properties of the node the
+                    # refusal had not made, on a Camera's made-up "direction").
+                    others = {k: v for k, v in original.items() if k != said}
+                    again = _add_node_call(scene, name, type, parent, others, rest_on, size)
+                    raise ToolError(f"{err} Nothing was added; without {said}: {again}") from None
+                stored.append(f"{key} = {value}")
             stored += [_as_colour(said) for said, key in meant.items() if key != said]
             if wanted is not None:
                 sized = await resize(writer, node, wanted)
