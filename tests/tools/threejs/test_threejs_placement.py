@@ -282,6 +282,10 @@ async def test_camera_and_lights_aim_at_objects_by_name(toolkit: ThreeJSToolkit)
     assert "looking at key (3, 6, 2)" in text
     text = await ok(toolkit, "set_camera", look_at="origin")
     assert "looking at the origin (0, 0, 0)" in text
+    # "ground", as rest_on says it, is the ground's centre (the 1.5B model aimed a light at it
+    # and looped on the refusal).
+    text = await ok(toolkit, "set_camera", look_at="the ground")
+    assert "looking at the ground at (0, 0, 0)" in text
     # A point still works, also as text.
     text = await ok(toolkit, "set_camera", look_at="1, 2, 3")
     assert "looking at (1, 2, 3)" in text

@@ -86,8 +86,8 @@ export function restOn(object, support, keepXZ) {
 }
 
 // What look_at / target aims at: a point [x, y, z], or an object's name (the centre of its world
-// box; a light, camera or empty: where it is). "origin" is (0, 0, 0) unless an object has that
-// name. `self` (the camera or light being aimed) cannot be its own target.
+// box; a light, camera or empty: where it is). "origin" and "ground" are (0, 0, 0) unless an
+// object has that name. `self` (the camera or light being aimed) cannot be its own target.
 export function resolveTarget(scene, value, what, self, selfName) {
   if (Array.isArray(value)) {
     if (value.length !== 3 || value.some((v) => !Number.isFinite(Number(v)))) {
@@ -98,7 +98,10 @@ export function resolveTarget(scene, value, what, self, selfName) {
   }
   const text = String(value ?? '').trim();
   const found = text ? scene.getObjectByName(text) : null;
-  if (!found && text.toLowerCase() === 'origin') return { at: new THREE.Vector3(), label: 'the origin (0, 0, 0)' };
+  const said = text.toLowerCase().replace(/^the /, '');
+  if (!found && said === 'origin') return { at: new THREE.Vector3(), label: 'the origin (0, 0, 0)' };
+  // "ground", as rest_on says it: the ground's centre (a light aimed "at the ground").
+  if (!found && said === 'ground') return { at: new THREE.Vector3(), label: 'the ground at (0, 0, 0)' };
   if ((self && found === self) || (selfName && text === selfName)) throw new OpError(`"${text}" cannot aim at itself; give ${what} another object or a point`);
   if (!found) throw new OpError(`${what}: no object named "${text}"; give a point [x, y, z] or one of: ${listNames(scene)}`);
   if (self && within(found, self)) throw new OpError(`${what}: "${text}" is part of what is being aimed, so it would turn with it`);
