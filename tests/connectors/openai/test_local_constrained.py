@@ -478,3 +478,72 @@ async def test_free_text_cannot_open_with_the_calling_instructions(
             for call in response.tool_calls:
                 _assert_valid(call, TOOLS)
     await model.aclose()
+
+
+ADD = ToolSpec(
+    name="add_object",
+    description="Add an object to the scene.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "shape": {"type": "string", "enum": ["box", "sphere", "cone"]},
+            "color": {"type": "string"},
+        },
+        "required": ["name", "shape"],
+        "additionalProperties": False,
+    },
+    side_effects=True,
+)
+
+
+async def test_an_answer_with_a_named_part_unmade_gets_the_call_for_it(
+    qwen_engine: LocalEngine,
+) -> None:
+    # The 1.5B model made the first of two named objects and answered (three of eight new
+    # users' prompts in session 16): the answer is not taken while "plate" is untouched;
+    # the call for it is asked for, with the cue naming it.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    ask = "Add a red sphere named sun and a green box named plate."
+    sun = ToolCallPart(name="add_object", arguments={"name": "sun", "shape": "sphere"})
+    request = ModelRequest(
+        messages=_one_call(ask, sun, 'added sphere "sun".'),
+        tools=[ADD],
+        settings=ModelSettings(temperature=0, max_tokens=96),
+    )
+    early = ModelResponse(parts=[TextPart(text="The red sun is there.")], usage=Usage(requests=1))
+    made = await model._make_unmade_part(request, early)
+    (call,) = made.tool_calls
+    _assert_valid(call, [ADD])
+    assert call.arguments["name"] == "plate", call.arguments
+    assert made.text == "" and made.usage.requests == 2
+    # Once per name and run: the same answer in the same run now stands.
+    assert await model._make_unmade_part(request, early) is early
+    # Nothing is left once the plate is made, and an answer the model was not free to
+    # replace with a call stands (each in a run of its own).
+    plate = ToolCallPart(name="add_object", arguments={"name": "plate", "shape": "box"})
+    both = _one_call(ask, sun, "ok") + _one_call(ask, plate, "ok")[1:]
+    done = request.model_copy(update={"messages": both})
+    fresh = request.model_copy(
+        update={"messages": _one_call(ask, sun.model_copy(update={"id": "n1"}), "ok")}
+    )
+    told = fresh.model_copy(
+        update={"settings": fresh.settings.model_copy(update={"tool_choice": "none"})}
+    )
+    for each in (done, told):
+        assert await model._make_unmade_part(each, early) is early
+    # A call that failed on the name has not made it: after that error the call is asked for.
+    refused = ToolResultPart(
+        call_id=plate.id, name=plate.name, is_error=True, parts=[TextPart(text="Error: busy")]
+    )
+    tried = [
+        *_one_call(ask, sun.model_copy(update={"id": "n2"}), "ok"),
+        Message(role="assistant", parts=[plate]),
+        Message(role="tool", parts=[refused]),
+    ]
+    retried = await model._make_unmade_part(done.model_copy(update={"messages": tried}), early)
+    assert [c.arguments.get("name") for c in retried.tool_calls] == ["plate"], retried.parts
+    model.ask_for_unmade = False
+    assert await model._make_unmade_part(fresh, early) is early
+    await model.aclose()

@@ -23,7 +23,9 @@ REPORT = "view camera: 1 of 1 objects visible\nbox: 2%, right, red, cut off 56% 
 HINTED = REPORT + '\nhint: box is cut off on the right: call fit_view(names=["box"])'
 
 
-def _render(*results: str, next_step: bool | None = None, answer_only: bool = False) -> str:
+def _render(
+    *results: str, next_step: bool | None = None, answer_only: bool = False, unmade: str = ""
+) -> str:
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "Build the scene."},
         {"role": "user", "content": "Add a box and frame it."},
@@ -39,9 +41,11 @@ def _render(*results: str, next_step: bool | None = None, answer_only: bool = Fa
     env.filters["tojson"] = lambda value, indent=None, separators=None: json.dumps(
         value, ensure_ascii=False, indent=indent, separators=separators
     )
-    extra: dict[str, bool] = {} if next_step is None else {"agentsdk_next_step": next_step}
+    extra: dict[str, Any] = {} if next_step is None else {"agentsdk_next_step": next_step}
     if answer_only:
         extra["agentsdk_answer_only"] = True
+    if unmade:
+        extra["agentsdk_unmade"] = unmade
     return env.from_string(TEMPLATE.read_text()).render(
         messages=messages, tools=TOOLS, add_generation_prompt=True, **extra
     )
@@ -136,3 +140,20 @@ def test_older_results_read_the_same_whatever_this_turn_asks() -> None:
     assert len({p[cut:] for p in prompts}) == 3  # no kwargs and next_step=False read alike
     assert prompts[0][:cut].count("Never repeat a function call you already made.") == 1
     assert "reply to me in plain text now" not in prompts[0][:cut]
+
+
+def test_an_unmade_part_is_named_in_the_last_cue() -> None:
+    # The connector sets agentsdk_unmade when an answer came while a part the request named
+    # was untouched (agentsdk_openai.local.unmade); the cue replaces the answer-or-step one,
+    # and the one after a hint or an error, which stay under their result.
+    asked = 'My request also names "plate", which no function call has made yet.'
+    call = " Call the function for that part of my request now.<|im_end|>\n"
+    for results in ((REPORT,), (HINTED,), ("Error: no node 'plate'",)):
+        prompt = _render(*results, next_step=True, unmade='"plate"')
+        assert prompt.endswith(asked + call + "<|im_start|>assistant\n"), prompt[-300:]
+        assert NEXT not in prompt and ANSWER not in prompt
+    assert FIX in _render(HINTED, unmade='"plate"')
+    # Everything before the last cue is the same as without it (the engine's cache holds).
+    prompt = _render(REPORT, next_step=True, unmade='"plate"')
+    plain = _render(REPORT, next_step=True)
+    assert plain[: plain.index(NEXT)] == prompt[: prompt.index(asked)]

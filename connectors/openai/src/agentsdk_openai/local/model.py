@@ -31,6 +31,7 @@ from .grammar import parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
 from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
+from .unmade import unmade_names
 
 __all__ = ["LocalChatModel", "changed_the_world", "not_an_answer", "without_pasted_json"]
 
@@ -87,6 +88,10 @@ class LocalChatModel(OpenAIChatModel):
             keeps the answer for the turn that sends exactly that request, once; any
             other request is answered by the engine as usual (the 16 newest answers are
             kept). False: the warm-up only reads the system turn and tools.
+        ask_for_unmade: an answer given while a part the user's request names ("a box
+            named plate") is mentioned by no call and no result since is not taken: the
+            call for that part is asked for, with a cue naming it (:mod:`.unmade`), once
+            per name and run. False: every answer stands.
 
     ``aclose`` closes this model's connections but leaves the shared engine running
     for other agents; the engine stops at interpreter exit or on ``engine.stop()``.
@@ -102,6 +107,7 @@ class LocalChatModel(OpenAIChatModel):
         default_temperature: float | None = 0.0,
         default_max_tokens: int | None = 1024,
         answer_ahead: bool = True,
+        ask_for_unmade: bool = True,
         **kwargs: Any,
     ):
         profile = engine_profile("local")
@@ -135,6 +141,7 @@ class LocalChatModel(OpenAIChatModel):
         self._grammars: dict[tuple[str, str | None], tuple[str | None, list[Any]]] = {}
         self._unconstrainable: set[str] = set()
         self.answer_ahead = answer_ahead
+        self.ask_for_unmade = ask_for_unmade
         self._answering: set[bytes] = set()  # the requests warm-ups are asking
         self._ahead: dict[bytes, ModelResponse] = {}  # what they got, by request
         self.answered_ahead = 0
@@ -219,6 +226,7 @@ class LocalChatModel(OpenAIChatModel):
             return await super().request(request)
         if constrained:
             response = await self._make_announced_call(request, response)
+            response = await self._make_unmade_part(request, response)
         return without_pasted_json(request, response)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
@@ -260,6 +268,7 @@ class LocalChatModel(OpenAIChatModel):
         async for item in items:
             if isinstance(item, ModelResponse):
                 item = await self._make_announced_call(request, item)
+                item = await self._make_unmade_part(request, item)
             yield item
 
     async def _make_announced_call(
@@ -337,6 +346,48 @@ class LocalChatModel(OpenAIChatModel):
         )
         return again.model_copy(
             update={"parts": lead + list(again.tool_calls), "usage": response.usage + again.usage}
+        )
+
+    async def _make_unmade_part(
+        self, request: ModelRequest, response: ModelResponse
+    ) -> ModelResponse:
+        """An answer given while a part the user named is still untouched (no call made
+        since the request that did not fail, and no such result, mentions the name:
+        :mod:`.unmade`) gets a call for that part instead: sampled again with a call
+        required and the cue naming what is left. Only once a call has been made (after
+        a result of any kind), once per name and run; the answer stands if no call
+        comes, or once each name has been asked for."""
+        last = request.messages[-1] if request.messages else None
+        if (
+            not self.ask_for_unmade
+            or response.tool_calls
+            or not response.text.strip()
+            or request.settings.tool_choice not in (None, "auto")
+            or last is None
+            or not last.tool_results
+        ):
+            return response
+        run = _first_call_id(request)
+        left = [name for name in unmade_names(request) if (run, name.lower()) not in _ASKED]
+        if not left:
+            return response
+        for name in left:
+            _ASKED[(run, name.lower())] = None
+        while len(_ASKED) > _ASKED_KEPT:
+            del _ASKED[next(iter(_ASKED))]
+        logger.info("%s answered with %s not made; asking for it", self.name, ", ".join(left))
+        extra = dict(request.settings.extra)
+        extra["chat_template_kwargs"] = {
+            **(extra.get("chat_template_kwargs") or {}),
+            "agentsdk_unmade": _listed(left),
+        }
+        again = await self._sample_again(
+            request, {"tool_choice": "required", "extra": extra}, f"the call for {left[0]}"
+        )
+        if again is None or not again.tool_calls:
+            return response
+        return again.model_copy(
+            update={"parts": list(again.tool_calls), "usage": response.usage + again.usage}
         )
 
     async def _sample_again(
@@ -726,6 +777,26 @@ def _just_succeeded(request: ModelRequest) -> set[str]:
     """The tools whose results, without an error, are the newest message of the request."""
     last = request.messages[-1] if request.messages else None
     return {r.name for r in last.tool_results if not r.is_error} if last is not None else set()
+
+
+_ASKED: dict[tuple[str, str], None] = {}
+"""(run, name) pairs a call was asked for (:meth:`LocalChatModel._make_unmade_part`); a
+run is the id of its first call, unique to it, so both tiers' models share the record."""
+_ASKED_KEPT = 1024
+
+
+def _first_call_id(request: ModelRequest) -> str:
+    """The id of the first call made since the newest user message (one per run)."""
+    users = [i for i, m in enumerate(request.messages) if m.role == "user" and m.text.strip()]
+    for message in request.messages[users[-1] + 1 if users else 0 :]:
+        if message.tool_calls:
+            return message.tool_calls[0].id
+    return ""
+
+
+def _listed(names: list[str]) -> str:
+    shown = [f'"{name}"' for name in names]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def _call_delta(index: int, call: ToolCallPart) -> StreamDelta:
