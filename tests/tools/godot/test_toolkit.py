@@ -609,11 +609,12 @@ async def test_a_mesh_node_s_colour_is_its_material_s(toolkit: GodotToolkit) -> 
         type="Camera",
         properties={"direction": "front", "translation": "Vector3( 0, 1, 6 )"},
     )
-    assert eye.is_error and "Camera has no property 'direction'" in eye.text, eye.text
-    offered = eye.text.split("Nothing was added; without direction: ")[1]
+    assert eye.is_error and eye.text.startswith("Camera has no property 'direction'."), eye.text
+    offered = eye.text.split("Nothing was added. To add Eye without direction: ")[1]
     assert offered == (
         'add_node(scene="res://main.tscn", name="Eye", type="Camera", parent=".", '
-        'properties={"translation": "Vector3( 0, 1, 6 )"})'
+        'properties={"translation": "Vector3( 0, 1, 6 )"}) (Did you mean projection, '
+        "editor_description?)"
     )
     tree = await call(toolkit, "scene_tree", scene="res://main.tscn")
     assert "Eye" not in tree.text

@@ -223,7 +223,14 @@ class AuthoringTools(GodotToolkitBase):
                     # refusal had not made, on a Camera's made-up "direction").
                     others = {k: v for k, v in original.items() if k != said}
                     again = _add_node_call(scene, name, type, parent, others, rest_on, size)
-                    raise ToolError(f"{err} Nothing was added; without {said}: {again}") from None
+                    # The call first, a guess at what was meant after it: told "Did you
+                    # mean projection?" last, the 1.5B model set that property on the
+                    # camera the refusal had not made.
+                    refused, _, meant_as = str(err).partition(" Did you mean ")
+                    guess = f" (Did you mean {meant_as.rstrip('?')}?)" if meant_as else ""
+                    raise ToolError(
+                        f"{refused} Nothing was added. To add {name} without {said}: {again}{guess}"
+                    ) from None
                 stored.append(f"{key} = {value}")
             stored += [_as_colour(said) for said, key in meant.items() if key != said]
             if wanted is not None:
