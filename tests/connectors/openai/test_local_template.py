@@ -146,14 +146,16 @@ def test_an_unmade_part_is_named_in_the_last_cue() -> None:
     # The connector sets agentsdk_unmade when an answer came while a part the request named
     # was untouched (agentsdk_openai.local.unmade); the cue replaces the answer-or-step one,
     # and the one after a hint or an error, which stay under their result.
-    asked = 'My request also names "plate", which no function call has made yet.'
+    asked = (
+        'My request also asks for "a green box named plate", which no function call has made yet.'
+    )
     call = " Call the function for that part of my request now.<|im_end|>\n"
     for results in ((REPORT,), (HINTED,), ("Error: no node 'plate'",)):
-        prompt = _render(*results, next_step=True, unmade='"plate"')
+        prompt = _render(*results, next_step=True, unmade='"a green box named plate"')
         assert prompt.endswith(asked + call + "<|im_start|>assistant\n"), prompt[-300:]
         assert NEXT not in prompt and ANSWER not in prompt
-    assert FIX in _render(HINTED, unmade='"plate"')
+    assert FIX in _render(HINTED, unmade='"a green box named plate"')
     # Everything before the last cue is the same as without it (the engine's cache holds).
-    prompt = _render(REPORT, next_step=True, unmade='"plate"')
+    prompt = _render(REPORT, next_step=True, unmade='"a green box named plate"')
     plain = _render(REPORT, next_step=True)
     assert plain[: plain.index(NEXT)] == prompt[: prompt.index(asked)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from agentsdk_openai.local.unmade import named_in, unmade_names
+from agentsdk_openai.local.unmade import asked_for, named_in, unmade_names
 
 from agentsdk import Message, ModelRequest, TextPart, ToolCallPart, ToolResultPart
 
@@ -36,6 +36,41 @@ from agentsdk import Message, ModelRequest, TextPart, ToolCallPart, ToolResultPa
 )
 def test_the_names_a_request_gives(text: str, names: list[str]) -> None:
     assert named_in(text) == names
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "part"),
+    [
+        # The clause that names it, so the cue says what kind of thing it is.
+        (
+            "Add a blue cube named Box, 2 m on each side, resting on the ground, and a sun "
+            "light named Sun above it pointing at it.",
+            "Sun",
+            "a sun light named Sun above it pointing at it",
+        ),
+        (
+            "Make a red sphere named Ball of radius 1 resting on the ground and a camera named "
+            "Cam at (6, -6, 4) that looks at it.",
+            "Cam",
+            "a camera named Cam at (6, -6, 4) that looks at it",
+        ),
+        (
+            "Add a cube named Crate on the ground, then a cube named Lid of the same size "
+            "stacked on top of it, and render the result.",
+            "Lid",
+            "a cube named Lid of the same size stacked on top of it",
+        ),
+        (
+            "Place three cubes named a, b and c in a row.",
+            "b",
+            "Place three cubes named a, b and c in a row",
+        ),
+        ("a cone named spire, radius 0.5 and 3 tall", "spire", "a cone named spire"),
+        ("Add it; name it Box", "Nope", "Nope"),  # no clause names it: the name alone
+    ],
+)
+def test_the_part_of_the_request_that_names_it(text: str, name: str, part: str) -> None:
+    assert asked_for(text, name) == part
 
 
 def _run(ask: str, *steps: tuple[ToolCallPart, str]) -> ModelRequest:

@@ -31,7 +31,7 @@ from .grammar import parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
 from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
-from .unmade import unmade_names
+from .unmade import asked_for, unmade_names
 
 __all__ = ["LocalChatModel", "changed_the_world", "not_an_answer", "without_pasted_json"]
 
@@ -379,7 +379,7 @@ class LocalChatModel(OpenAIChatModel):
         extra = dict(request.settings.extra)
         extra["chat_template_kwargs"] = {
             **(extra.get("chat_template_kwargs") or {}),
-            "agentsdk_unmade": _listed(left),
+            "agentsdk_unmade": _listed(request, left),
         }
         again = await self._sample_again(
             request, {"tool_choice": "required", "extra": extra}, f"the call for {left[0]}"
@@ -794,8 +794,11 @@ def _first_call_id(request: ModelRequest) -> str:
     return ""
 
 
-def _listed(names: list[str]) -> str:
-    shown = [f'"{name}"' for name in names]
+def _listed(request: ModelRequest, names: list[str]) -> str:
+    """The parts of the request that name them, quoted ("a sun light named Sun above it"),
+    each once, for the cue."""
+    asked = next(m.text for m in reversed(request.messages) if m.role == "user" and m.text.strip())
+    shown = list(dict.fromkeys(f'"{asked_for(asked, name)}"' for name in names))
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 

@@ -22,7 +22,7 @@ import re
 
 from agentsdk import ModelRequest
 
-__all__ = ["named_in", "unmade_names"]
+__all__ = ["asked_for", "named_in", "unmade_names"]
 
 _NAMING = re.compile(r"\b(?:named|called|labell?ed|name (?:it|them))\s+(?=\S)", re.IGNORECASE)
 _QUOTED = re.compile(r"""["'`\u201c\u2018]([^"'`\u201d\u2019\n]{1,40})["'`\u201d\u2019]""")
@@ -48,11 +48,60 @@ def named_in(text: str) -> list[str]:
     ("named a, b and c", "named left and right"). A word after a comma is a name only
     when the list goes on after it ("named spire, radius 0.5" names only spire)."""
     names: list[str] = []
+    for found, _, _ in _namings(text):
+        for name in found:
+            if name.lower() not in (n.lower() for n in names):
+                names.append(name)
+    return names
+
+
+def asked_for(text: str, name: str) -> str:
+    """The part of the request that names ``name``: its clause, from the separator before
+    the naming word to the one after the names ("a sun light named Sun above it pointing
+    at it" from "Add a blue cube named Box, ..., and a sun light named Sun above it
+    pointing at it."), so the cue says what kind of thing it is; the name quoted if no
+    clause names it."""
+    for found, start, end in _namings(text):
+        if name in found:
+            before = [
+                m.end() for m in _SEPARATOR.finditer(text, 0, start) if _depth(text, m.start()) == 0
+            ]
+            after = [
+                m.start() for m in _SEPARATOR.finditer(text, end) if _depth(text, m.start()) == 0
+            ]
+            clause = text[before[-1] if before else 0 : after[0] if after else len(text)]
+            clause = _LEAD.sub("", clause.strip().rstrip(".!?"))
+            if len(clause) > _CLAUSE_CHARS:
+                clause = clause[:_CLAUSE_CHARS].rsplit(" ", 1)[0] + " ..."
+            return clause
+    return name
+
+
+_SEPARATOR = re.compile(r"[.;!?](?:\s|$)|,\s*|\s+and\s+|\s+then\s+|\n")
+_LEAD = re.compile(r"^(?:and|then|or)\s+", re.IGNORECASE)
+_CLAUSE_CHARS = 120
+
+
+def _depth(text: str, at: int) -> int:
+    """How many brackets are open at ``at`` ("(6, -6, 4)" holds no separator)."""
+    depth = 0
+    for char in text[:at]:
+        depth += char in "([{"
+        depth -= char in ")]}"
+    return max(depth, 0)
+
+
+def _namings(text: str) -> list[tuple[list[str], int, int]]:
+    """Each naming in the text: its names, where its naming word starts, and where its
+    last name ends."""
+    namings = []
     for naming in _NAMING.finditer(text):
         found: list[str] = []
         name, end = _name_at(text, naming.end(), first=True)
+        last = end
         while name is not None:
             found.append(name)
+            last = end
             comma, joined = _COMMA.match(text, end), _AND.match(text, end)
             if joined is not None:
                 name, end = _name_at(text, joined.end(), first=False)
@@ -67,10 +116,9 @@ def named_in(text: str) -> list[str]:
                     name = None
             else:
                 name = None
-        for name in found:
-            if name.lower() not in (n.lower() for n in names):
-                names.append(name)
-    return names
+        if found:
+            namings.append((found, naming.start(), last))
+    return namings
 
 
 def _name_at(text: str, at: int, *, first: bool) -> tuple[str | None, int]:
