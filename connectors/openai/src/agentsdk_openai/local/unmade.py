@@ -63,12 +63,9 @@ def asked_for(text: str, name: str) -> str:
     clause names it."""
     for found, start, end in _namings(text):
         if name in found:
-            before = [
-                m.end() for m in _SEPARATOR.finditer(text, 0, start) if _depth(text, m.start()) == 0
-            ]
-            after = [
-                m.start() for m in _SEPARATOR.finditer(text, end) if _depth(text, m.start()) == 0
-            ]
+            cuts = _cuts(text)
+            before = [stop for at, stop in cuts if stop <= start]
+            after = [at for at, _ in cuts if at >= end]
             clause = text[before[-1] if before else 0 : after[0] if after else len(text)]
             clause = _LEAD.sub("", clause.strip().rstrip(".!?"))
             if len(clause) > _CLAUSE_CHARS:
@@ -82,13 +79,14 @@ _LEAD = re.compile(r"^(?:and|then|or)\s+", re.IGNORECASE)
 _CLAUSE_CHARS = 120
 
 
-def _depth(text: str, at: int) -> int:
-    """How many brackets are open at ``at`` ("(6, -6, 4)" holds no separator)."""
-    depth = 0
-    for char in text[:at]:
-        depth += char in "([{"
-        depth -= char in ")]}"
-    return max(depth, 0)
+def _cuts(text: str) -> list[tuple[int, int]]:
+    """Where the separators outside brackets start and end ("(6, -6, 4)" holds none), in
+    one pass over the text."""
+    depth, depths = 0, []
+    for char in text:
+        depths.append(depth)
+        depth = max(depth + (char in "([{") - (char in ")]}"), 0)
+    return [(m.start(), m.end()) for m in _SEPARATOR.finditer(text) if depths[m.start()] == 0]
 
 
 def _namings(text: str) -> list[tuple[list[str], int, int]]:
