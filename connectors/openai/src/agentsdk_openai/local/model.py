@@ -31,7 +31,7 @@ from .grammar import parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
 from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
-from .unmade import asked_for, unmade_names
+from .unmade import asked_for, newest_request_at, unmade_names
 
 __all__ = ["LocalChatModel", "changed_the_world", "not_an_answer", "without_pasted_json"]
 
@@ -787,8 +787,8 @@ _ASKED_KEPT = 1024
 
 def _first_call_id(request: ModelRequest) -> str:
     """The id of the first call made since the newest user message (one per run)."""
-    users = [i for i, m in enumerate(request.messages) if m.role == "user" and m.text.strip()]
-    for message in request.messages[users[-1] + 1 if users else 0 :]:
+    start = newest_request_at(request)
+    for message in request.messages[0 if start is None else start + 1 :]:
         if message.tool_calls:
             return message.tool_calls[0].id
     return ""
@@ -797,7 +797,8 @@ def _first_call_id(request: ModelRequest) -> str:
 def _listed(request: ModelRequest, names: list[str]) -> str:
     """The parts of the request that name them, quoted ("a sun light named Sun above it"),
     each once, for the cue."""
-    asked = next(m.text for m in reversed(request.messages) if m.role == "user" and m.text.strip())
+    start = newest_request_at(request)
+    asked = request.messages[start].text if start is not None else ""
     shown = list(dict.fromkeys(f'"{asked_for(asked, name)}"' for name in names))
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 

@@ -22,7 +22,7 @@ import re
 
 from agentsdk import ModelRequest
 
-__all__ = ["asked_for", "named_in", "unmade_names"]
+__all__ = ["asked_for", "named_in", "newest_request_at", "unmade_names"]
 
 _NAMING = re.compile(r"\b(?:named|called|labell?ed|name (?:it|them))\s+(?=\S)", re.IGNORECASE)
 _QUOTED = re.compile(r"""["'`\u201c\u2018]([^"'`\u201d\u2019\n]{1,40})["'`\u201d\u2019]""")
@@ -135,15 +135,24 @@ def _name_at(text: str, at: int, *, first: bool) -> tuple[str | None, int]:
     return word, bare.end()
 
 
+def newest_request_at(request: ModelRequest) -> int | None:
+    """Where the newest user message with text is in the conversation (the request a run
+    works on), or None."""
+    return next(
+        (i for i in range(len(request.messages) - 1, -1, -1)
+         if request.messages[i].role == "user" and request.messages[i].text.strip()),
+        None,
+    )  # fmt: skip
+
+
 def unmade_names(request: ModelRequest) -> list[str]:
     """The names the newest user message gives that no call made since mentions (as a
     whole word, in any case), nor any result, counting only calls that did not fail: the
     parts of the request not yet done. A failed call on a name ("no node 'Eye' in the
     scene") has not made it."""
-    users = [i for i, m in enumerate(request.messages) if m.role == "user" and m.text.strip()]
-    if not users:
+    start = newest_request_at(request)
+    if start is None:
         return []
-    start = users[-1]
     names = named_in(request.messages[start].text)
     if not names:
         return []
