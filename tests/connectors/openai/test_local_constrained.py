@@ -547,3 +547,59 @@ async def test_an_answer_with_a_named_part_unmade_gets_the_call_for_it(
     model.ask_for_unmade = False
     assert await model._make_unmade_part(fresh, early) is early
     await model.aclose()
+
+
+RENDER = ToolSpec(
+    name="render",
+    description="Render the scene to an image.",
+    parameters={"type": "object", "properties": {}, "additionalProperties": False},
+)
+EXPORT = ToolSpec(
+    name="export_glb",
+    description="Export the scene to a .glb file.",
+    parameters={
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    side_effects=True,
+)
+
+
+async def test_an_answer_before_an_output_step_gets_the_call_for_it(
+    qwen_engine: LocalEngine,
+) -> None:
+    # The 1.5B model answered "Render the result." where the request ended "and render the
+    # result", and answered the three.js export task without exporting: an output step the
+    # request asks for that a tool does, or a file it names, is asked for like a name.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    early = ModelResponse(parts=[TextPart(text="Render the result.")], usage=Usage(requests=1))
+    box = ToolCallPart(name="add_object", arguments={"name": "box", "shape": "box"})
+    settings = ModelSettings(temperature=0, max_tokens=96)
+    ask = "Add a box named box, then render the result."
+    request = ModelRequest(
+        messages=_one_call(ask, box, 'added box "box".'), tools=[ADD, RENDER], settings=settings
+    )
+    made = await model._make_unmade_part(request, early)
+    assert [call.name for call in made.tool_calls] == ["render"], made.parts
+    # Without a tool that renders there is nothing to call for it: the answer stands.
+    alone = request.model_copy(
+        update={
+            "messages": _one_call(ask, box.model_copy(update={"id": "r1"}), "ok"),
+            "tools": [ADD],
+        }
+    )
+    assert await model._make_unmade_part(alone, early) is early
+    # The file a request names: its export is asked for, to that file.
+    ask = "Add a green cone named tree and export the scene to tree.glb."
+    tree = ToolCallPart(name="add_object", arguments={"name": "tree", "shape": "cone"})
+    request = ModelRequest(
+        messages=_one_call(ask, tree, 'added cone "tree".'), tools=[ADD, EXPORT], settings=settings
+    )
+    exported = await model._make_unmade_part(request, early)
+    (call,) = exported.tool_calls
+    _assert_valid(call, [EXPORT])
+    assert call.arguments["path"].endswith("tree.glb"), call.arguments
+    await model.aclose()

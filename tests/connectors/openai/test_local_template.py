@@ -147,7 +147,7 @@ def test_an_unmade_part_is_named_in_the_last_cue() -> None:
     # was untouched (agentsdk_openai.local.unmade); the cue replaces the answer-or-step one,
     # and the one after a hint or an error, which stay under their result.
     asked = (
-        'My request also asks for "a green box named plate", which no function call has made yet.'
+        'My request also asks for "a green box named plate", which no function call has done yet.'
     )
     call = " Call the function for that part of my request now.<|im_end|>\n"
     for results in ((REPORT,), (HINTED,), ("Error: no node 'plate'",)):

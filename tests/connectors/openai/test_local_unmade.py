@@ -1,11 +1,20 @@
-"""Which parts a request names, and which of them a run has not touched yet (no engine)."""
+"""Which parts a request names (by name, by file, by an output step), and which of them a
+run has not done yet (no engine)."""
 
 from __future__ import annotations
 
 import pytest
-from agentsdk_openai.local.unmade import asked_for, named_in, unmade_names
+from agentsdk_openai.local.unmade import (
+    Part,
+    asked_for,
+    files_in,
+    named_in,
+    steps_in,
+    unmade_names,
+    unmade_parts,
+)
 
-from agentsdk import Message, ModelRequest, TextPart, ToolCallPart, ToolResultPart
+from agentsdk import Message, ModelRequest, TextPart, ToolCallPart, ToolResultPart, ToolSpec
 
 
 @pytest.mark.parametrize(
@@ -73,12 +82,20 @@ def test_the_part_of_the_request_that_names_it(text: str, name: str, part: str) 
     assert asked_for(text, name) == part
 
 
-def _run(ask: str, *steps: tuple[ToolCallPart, str]) -> ModelRequest:
+def _run(
+    ask: str, *steps: tuple[ToolCallPart, str], tools: tuple[str, ...] = (), failed: bool = False
+) -> ModelRequest:
     messages = [Message.system("Build the scene."), Message.user(ask)]
     for call, result in steps:
-        done = ToolResultPart(call_id=call.id, name=call.name, parts=[TextPart(text=result)])
+        done = ToolResultPart(
+            call_id=call.id,
+            name=call.name,
+            parts=[TextPart(text=result)],
+            is_error=failed and result.startswith("Error"),
+        )
         messages += [Message(role="assistant", parts=[call]), Message(role="tool", parts=[done])]
-    return ModelRequest(messages=messages)
+    specs = [ToolSpec(name=name, description=name, parameters={}) for name in tools]
+    return ModelRequest(messages=messages, tools=specs)
 
 
 ASK = "Add a red sphere named sun and a green box named plate."
@@ -108,3 +125,158 @@ def test_only_the_newest_request_counts() -> None:
     assert unmade_names(later) == []  # "sun" is not given as a name ("named"/"called")
     renamed = ModelRequest(messages=[*request.messages, Message.user("Add a cone named tip.")])
     assert unmade_names(renamed) == ["tip"]
+
+
+@pytest.mark.parametrize(
+    ("text", "files"),
+    [
+        ("Add a green cone named tree and export the scene to tree.glb.", ["tree.glb"]),
+        (
+            "res://main.tscn has a Floor; the script is res://scripts/hello.gd",
+            ["main.tscn", "hello.gd"],
+        ),
+        (
+            "Write the report to notes.md, prices from AAPL.csv, then NOTES.MD again.",
+            ["notes.md", "AAPL.csv"],
+        ),
+        # Not files: a library's name, version numbers, an abbreviation, a bare extension.
+        ("With render_scene (three.js code), add a ring; Python 3.11, v1.5.", []),
+        ("e.g. a .glb file", []),
+    ],
+)
+def test_the_files_a_request_names(text: str, files: list[str]) -> None:
+    assert files_in(text) == files
+
+
+def test_the_output_steps_a_request_asks_for_that_a_tool_does() -> None:
+    blender = ["create_primitive", "place_light", "render", "export_asset", "add_modifier"]
+    ask = "Add a cube named Crate, export it as crate.glb, then render the result."
+    assert steps_in(ask, blender) == ["export", "render"]
+    assert steps_in(ask, ["create_primitive"]) == []  # no tool does them: nothing to call
+    assert steps_in("Take a screenshot to check.", ["add_node", "game_screenshot"]) == [
+        "screenshot"
+    ]
+    assert steps_in("Save the scene.", ["save_scene"]) == ["save"]
+    assert steps_in("Rendered from the top", ["render_views"]) == ["render"]
+    # A word of the tool's name must be the step: comparing renders is not rendering.
+    assert steps_in("Render it.", ["compare_renders", "render_scene"]) == ["render"]
+    assert steps_in("Render it.", ["compare_renders"]) == []
+    # Building verbs are no output step, whatever tool they match ("add" and add_modifier).
+    assert steps_in("Add a sun light named Key.", blender) == []
+    assert steps_in("Surrender now.", ["render"]) == []  # whole words only
+    # A noun that points at one already there describes the scene (blender/blank-view).
+    blank = "The render from the scene camera shows nothing. Aim the camera at Crate."
+    assert steps_in(blank, ["render"]) == []
+    assert steps_in(blank + " Then show me a render.", ["render"]) == ["render"]
+    # A chart is no output step: a report "with charts" is one research_report call.
+    report = "Write a research report with charts comparing AAPL and MSFT."
+    assert steps_in(report, ["chart", "research_report"]) == []
+
+
+TREE = "Add a green cone named tree (radius 0.5, height 2) and export the scene to tree.glb."
+THREEJS = ("add_object", "update_object", "render", "export_glb")
+
+
+def test_a_file_or_an_output_step_no_call_has_done_is_unmade() -> None:
+    tree = ToolCallPart(name="add_object", arguments={"name": "tree", "shape": "cone"})
+    look = ToolCallPart(name="render", arguments={})
+    assert unmade_parts(_run(TREE, (tree, "added"), (look, "Rendered."), tools=THREEJS)) == [
+        Part("step", "export", "export the scene to tree.glb"),
+        Part("file", "tree.glb", "export the scene to tree.glb"),
+    ]
+    # Without a tool that exports there is no step to ask for; the file is still unmade.
+    assert [p.key for p in unmade_parts(_run(TREE, (tree, "added")))] == ["tree.glb"]
+    # Exported under another path that ends in the file: both done.
+    export = ToolCallPart(name="export_glb", arguments={"path": "/tmp/out/tree.glb"})
+    assert unmade_parts(_run(TREE, (tree, "ok"), (export, "wrote"), tools=THREEJS)) == []
+    # A failed export did neither.
+    bad = ToolCallPart(name="export_glb", arguments={"path": "tree.glb"})
+    failing = _run(TREE, (tree, "ok"), (bad, "Error: disk full"), tools=THREEJS, failed=True)
+    assert [p.key for p in unmade_parts(failing)] == ["export", "tree.glb"]
+    # Names keep their order among the other parts, and unmade_names stays names only.
+    early = _run(TREE, tools=THREEJS)
+    assert [p.key for p in unmade_parts(early)] == ["tree", "export", "tree.glb"]
+    assert unmade_names(early) == ["tree"]
+
+
+def test_a_step_is_done_by_any_call_to_a_tool_that_does_it() -> None:
+    ask = (
+        "Add a cube named Crate on the ground, then a cube named Lid on it, and render the result."
+    )
+    tools = ("create_primitive", "render", "render_views")
+    crate = ToolCallPart(name="create_primitive", arguments={"name": "Crate"})
+    lid = ToolCallPart(name="create_primitive", arguments={"name": "Lid"})
+    made = _run(ask, (crate, "ok"), (lid, "ok"), tools=tools)
+    assert unmade_parts(made) == [Part("step", "render", "render the result")]
+    views = ToolCallPart(name="render_views", arguments={"views": ["front"]})
+    assert unmade_parts(_run(ask, (crate, "ok"), (lid, "ok"), (views, "ok"), tools=tools)) == []
+    # A file named as the part's name is one part, not two.
+    named = "Export the scene as a file named out.glb."
+    assert [p.kind for p in unmade_parts(_run(named, tools=("export_glb",)))] == ["step", "name"]
+
+
+@pytest.mark.parametrize(
+    ("ask", "call", "wrong"),
+    [
+        # A light or a camera made as a mesh, a mesh made as a light: made, but not as asked.
+        (
+            "Add a sun light named Key at (4, -4, 8) pointing at the cube Crate.",
+            ToolCallPart(name="create_primitive", arguments={"name": "Key", "kind": "cone"}),
+            True,
+        ),
+        (
+            "Add a sun light named Key at (4, -4, 8).",
+            ToolCallPart(name="place_light", arguments={"name": "Key", "kind": "sun"}),
+            False,
+        ),
+        (
+            "a red sphere named Ball and a camera named Cam at (6, -6, 4) that looks at it",
+            ToolCallPart(name="create_primitive", arguments={"name": "Cam", "kind": "sphere"}),
+            True,
+        ),
+        (
+            "and a camera named Eye that looks at it",
+            ToolCallPart(name="add_node", arguments={"name": "Eye", "type": "Camera"}),
+            False,
+        ),
+        (
+            "an omni light named Bulb above it",
+            ToolCallPart(name="add_node", arguments={"name": "Bulb", "type": "OmniLight"}),
+            False,
+        ),
+        (
+            "a red sphere named apple of radius 0.3 on top of the table",
+            ToolCallPart(name="add_light", arguments={"name": "apple", "type": "directional"}),
+            True,
+        ),
+        # A colour is no kind: "lightgrey" and "light blue" say nothing about what it is.
+        (
+            "a white box named table on the ground",
+            ToolCallPart(name="add_object", arguments={"name": "table", "color": "lightgrey"}),
+            False,
+        ),
+        (
+            "a light blue cube named Sky",
+            ToolCallPart(name="add_object", arguments={"name": "Sky", "shape": "box"}),
+            False,
+        ),
+        # Words that give no kind ("a Sprite", "a table") are not judged.
+        (
+            "with a Sprite named Player at (100, 200)",
+            ToolCallPart(name="add_node", arguments={"name": "Player", "type": "OmniLight"}),
+            False,
+        ),
+    ],
+)
+def test_a_name_made_as_another_kind_of_thing_is_unmade(
+    ask: str, call: ToolCallPart, wrong: bool
+) -> None:
+    name = call.arguments["name"]
+    request = _run(ask, (call, f"made {name}"))
+    assert (Part("kind", name, asked_for(ask, name)) in unmade_parts(request)) is wrong
+    # Only the call that made it is judged: a later call on the name changes nothing.
+    aim = ToolCallPart(name="place_camera", arguments={"name": name, "look_at": "origin"})
+    assert (
+        Part("kind", name, asked_for(ask, name))
+        in unmade_parts(_run(ask, (call, "ok"), (aim, "ok")))
+    ) is wrong

@@ -31,7 +31,7 @@ from .grammar import parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
 from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
-from .unmade import asked_for, newest_request_at, unmade_names
+from .unmade import Part, newest_request_at, unmade_parts
 
 __all__ = ["LocalChatModel", "changed_the_world", "not_an_answer", "without_pasted_json"]
 
@@ -89,9 +89,10 @@ class LocalChatModel(OpenAIChatModel):
             other request is answered by the engine as usual (the 16 newest answers are
             kept). False: the warm-up only reads the system turn and tools.
         ask_for_unmade: an answer given while a part the user's request names ("a box
-            named plate") is mentioned by no call and no result since is not taken: the
-            call for that part is asked for, with a cue naming it (:mod:`.unmade`), once
-            per name and run. False: every answer stands.
+            named plate", "tree.glb") is mentioned by no call and no result since, or an
+            output step it asks for ("render the result") went to no tool, is not taken:
+            the call for that part is asked for, with a cue quoting it (:mod:`.unmade`),
+            once per part and run. False: every answer stands.
 
     ``aclose`` closes this model's connections but leaves the shared engine running
     for other agents; the engine stops at interpreter exit or on ``engine.stop()``.
@@ -351,12 +352,13 @@ class LocalChatModel(OpenAIChatModel):
     async def _make_unmade_part(
         self, request: ModelRequest, response: ModelResponse
     ) -> ModelResponse:
-        """An answer given while a part the user named is still untouched (no call made
-        since the request that did not fail, and no such result, mentions the name:
-        :mod:`.unmade`) gets a call for that part instead: sampled again with a call
-        required and the cue naming what is left. Only once a call has been made (after
-        a result of any kind), once per name and run; the answer stands if no call
-        comes, or once each name has been asked for."""
+        """An answer given while a part of the user's request is still undone (a name or
+        file no call made since the request that did not fail, and no such result,
+        mentions; an output step no such call went to a tool for: :mod:`.unmade`) gets a
+        call for that part instead: sampled again with a call required and the cue
+        quoting what is left. Only once a call has been made (after a result of any
+        kind), once per part and run; the answer stands if no call comes, or once each
+        part has been asked for."""
         last = request.messages[-1] if request.messages else None
         if (
             not self.ask_for_unmade
@@ -368,21 +370,22 @@ class LocalChatModel(OpenAIChatModel):
         ):
             return response
         run = _first_call_id(request)
-        left = [name for name in unmade_names(request) if (run, name.lower()) not in _ASKED]
+        left = [p for p in unmade_parts(request) if (run, p.key.lower()) not in _ASKED]
         if not left:
             return response
-        for name in left:
-            _ASKED[(run, name.lower())] = None
+        for part in left:
+            _ASKED[(run, part.key.lower())] = None
         while len(_ASKED) > _ASKED_KEPT:
             del _ASKED[next(iter(_ASKED))]
-        logger.info("%s answered with %s not made; asking for it", self.name, ", ".join(left))
+        keys = ", ".join(part.key for part in left)
+        logger.info("%s answered with %s not done; asking for it", self.name, keys)
         extra = dict(request.settings.extra)
         extra["chat_template_kwargs"] = {
             **(extra.get("chat_template_kwargs") or {}),
-            "agentsdk_unmade": _listed(request, left),
+            "agentsdk_unmade": _listed(left),
         }
         again = await self._sample_again(
-            request, {"tool_choice": "required", "extra": extra}, f"the call for {left[0]}"
+            request, {"tool_choice": "required", "extra": extra}, f"the call for {left[0].key}"
         )
         if again is None or not again.tool_calls:
             return response
@@ -794,12 +797,10 @@ def _first_call_id(request: ModelRequest) -> str:
     return ""
 
 
-def _listed(request: ModelRequest, names: list[str]) -> str:
-    """The parts of the request that name them, quoted ("a sun light named Sun above it"),
-    each once, for the cue."""
-    start = newest_request_at(request)
-    asked = request.messages[start].text if start is not None else ""
-    shown = list(dict.fromkeys(f'"{asked_for(asked, name)}"' for name in names))
+def _listed(parts: list[Part]) -> str:
+    """The clauses of the request that ask for these parts, quoted ("a sun light named Sun
+    above it", "export the scene to tree.glb"), each once, for the cue."""
+    shown = list(dict.fromkeys(f'"{part.clause}"' for part in parts))
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 

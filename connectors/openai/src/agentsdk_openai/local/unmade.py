@@ -10,19 +10,46 @@ not made, found or changed it (a call that failed on it has not either).
 :class:`~agentsdk_openai.local.model.LocalChatModel` can ask for the call that does that
 part instead of taking the answer (once per name and run).
 
-Only names count: a part asked for without one ("and a light") cannot be told apart from
-the rest, and a name that is there under the wrong kind (a light called "spire" where a
-cone was asked) counts as touched.
+Two more kinds of part are read the same way (:func:`unmade_parts`): a file the request
+names ("export the scene to tree.glb", "fix hello.gd"), untouched while no call or result
+mentions it, and an output step the request asks for by a verb that names an offered
+tool ("render the result" with a ``render`` tool, "Take a screenshot" with
+``game_screenshot``), not done while no call since the request went to such a tool. Only
+the steps that deliver an image or a file count (:data:`OUTPUT_STEPS`): a small model
+told it is done writes "Render the result." as its answer, and the 1.5B model answered
+the three.js export task without exporting. Building verbs ("add", "place", "set") do
+not count: the part they build is read from its name, and the tool they match may not
+be the one that builds it (Blender's ``add_modifier`` for "Add a sun light").
+
+A named part made as another kind of thing than asked counts as undone too: a light or
+a camera where the words before "named" ask for the other or for a shape ("a sun light
+named Key" made as a cone), or either where they ask for a shape ("a red sphere named
+apple" made as a light). Only the call that made it is judged (the first with that
+``name`` argument), by its tool's name and its ``type``/``kind``/``shape`` arguments.
+
+Otherwise only names count: a part asked for without one ("and a light") cannot be told
+apart from the rest.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
-from agentsdk import ModelRequest
+from agentsdk import ModelRequest, ToolCallPart
 
-__all__ = ["asked_for", "named_in", "newest_request_at", "unmade_names"]
+__all__ = [
+    "OUTPUT_STEPS",
+    "Part",
+    "asked_for",
+    "files_in",
+    "named_in",
+    "newest_request_at",
+    "steps_in",
+    "unmade_names",
+    "unmade_parts",
+]
 
 _NAMING = re.compile(r"\b(?:named|called|labell?ed|name (?:it|them))\s+(?=\S)", re.IGNORECASE)
 _QUOTED = re.compile(r"""["'`\u201c\u2018]([^"'`\u201d\u2019\n]{1,40})["'`\u201d\u2019]""")
@@ -55,6 +82,81 @@ def named_in(text: str) -> list[str]:
     return names
 
 
+_FILE = re.compile(
+    r"(?<![\w.\-])[A-Za-z0-9_][\w\-]*\.(?:glb|gltf|obj|fbx|stl|ply|dae|usdz?|usd[ac]|blend|"
+    r"tscn|tres|scn|gd|gdshader|cs|unity|prefab|png|jpe?g|webp|exr|hdr|svg|csv|json|txt|md|"
+    r"html|py|wav|ogg|mp3|pdf)(?![\w\-])",
+    re.IGNORECASE,
+)
+"""A file name with an extension a 3D, game or research request names a file by ("tree.glb",
+"main.tscn", "report.md"); "three.js" and version numbers are not files."""
+
+OUTPUT_STEPS: dict[str, str] = {
+    "render": r"render(?:s|ed|ing)?",
+    "export": r"export(?:s|ed|ing)?",
+    "save": r"sav(?:e|es|ed|ing)",
+    "screenshot": r"screenshots?",
+}
+"""The steps that deliver an image or a file, each with the words a request asks for it by;
+a tool does one when a word of its name (split at ``_``) is the step (``render``,
+``export_glb``, ``game_screenshot``; not ``compare_renders``). Not "chart": finance's
+"a research report with charts" is one ``research_report`` call, no ``chart`` one."""
+_STEP_WORDS = {
+    step: re.compile(rf"\b{words}\b", re.IGNORECASE) for step, words in OUTPUT_STEPS.items()
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A part of a request: what it is (a name, a file, or an output step) and the clause
+    of the request that asks for it, for the cue."""
+
+    kind: str
+    """``"name"``, ``"file"`` or ``"step"``; ``"kind"`` for a name made as another kind
+    of thing than asked (a cone called Key where a light was)."""
+    key: str
+    """The name or file as written, or the step (``"render"``)."""
+    clause: str
+
+
+def files_in(text: str) -> list[str]:
+    """The file names a request mentions, in order, each once (in any case)."""
+    files: list[str] = []
+    for found in _FILE.finditer(text):
+        if found.group().lower() not in (f.lower() for f in files):
+            files.append(found.group())
+    return files
+
+
+def steps_in(text: str, tools: list[str]) -> list[str]:
+    """The output steps (:data:`OUTPUT_STEPS`) a request asks for that one of these tools
+    does, in the order the request asks for them."""
+    offered = {step for step in OUTPUT_STEPS if any(_does(tool, step) for tool in tools)}
+    found = [(m.start(), step) for step in OUTPUT_STEPS if step in offered
+             for m in [_asks_for(text, step)] if m is not None]  # fmt: skip
+    return [step for _, step in sorted(found)]
+
+
+_DEFINITE = re.compile(
+    r"\b(?:the|this|that|these|those|its|their|my|your|our|each|every)\s+$", re.IGNORECASE
+)
+"""Words before a step's noun that point at one already there ("The render from the scene
+camera shows nothing" describes the scene; "Take a screenshot" asks for one)."""
+
+
+def _asks_for(text: str, step: str) -> re.Match[str] | None:
+    """The first word that asks for the step: any form of it, but not a noun that points
+    at an existing one."""
+    for found in _STEP_WORDS[step].finditer(text):
+        if not _DEFINITE.search(text, 0, found.start()):
+            return found
+    return None
+
+
+def _does(tool: str, step: str) -> bool:
+    return step in tool.lower().split("_")
+
+
 def asked_for(text: str, name: str) -> str:
     """The part of the request that names ``name``: its clause, from the separator before
     the naming word to the one after the names ("a sun light named Sun above it pointing
@@ -63,15 +165,21 @@ def asked_for(text: str, name: str) -> str:
     clause names it."""
     for found, start, end in _namings(text):
         if name in found:
-            cuts = _cuts(text)
-            before = [stop for at, stop in cuts if stop <= start]
-            after = [at for at, _ in cuts if at >= end]
-            clause = text[before[-1] if before else 0 : after[0] if after else len(text)]
-            clause = _LEAD.sub("", clause.strip().rstrip(".!?"))
-            if len(clause) > _CLAUSE_CHARS:
-                clause = clause[:_CLAUSE_CHARS].rsplit(" ", 1)[0] + " ..."
-            return clause
+            return _clause(text, start, end)
     return name
+
+
+def _clause(text: str, start: int, end: int) -> str:
+    """The clause of the text around ``text[start:end]``: from the separator before it to
+    the one after it, shortened to :data:`_CLAUSE_CHARS`."""
+    cuts = _cuts(text)
+    before = [stop for at, stop in cuts if stop <= start]
+    after = [at for at, _ in cuts if at >= end]
+    clause = text[before[-1] if before else 0 : after[0] if after else len(text)]
+    clause = _LEAD.sub("", clause.strip().rstrip(".!?"))
+    if len(clause) > _CLAUSE_CHARS:
+        clause = clause[:_CLAUSE_CHARS].rsplit(" ", 1)[0] + " ..."
+    return clause
 
 
 _SEPARATOR = re.compile(r"[.;!?](?:\s|$)|,\s*|\s+and\s+|\s+then\s+|\n")
@@ -150,22 +258,115 @@ def unmade_names(request: ModelRequest) -> list[str]:
     whole word, in any case), nor any result, counting only calls that did not fail: the
     parts of the request not yet done. A failed call on a name ("no node 'Eye' in the
     scene") has not made it."""
+    return [part.key for part in unmade_parts(request) if part.kind == "name"]
+
+
+def unmade_parts(request: ModelRequest) -> list[Part]:
+    """The parts of the newest user message no call made since has done, in the order the
+    request gives them, each once: names and files that no call that did not fail, nor any
+    of those calls' results, mentions (:func:`unmade_names`), and output steps
+    (:func:`steps_in`) that no call that did not fail went to a tool for."""
     start = newest_request_at(request)
     if start is None:
         return []
-    names = named_in(request.messages[start].text)
-    if not names:
+    text = request.messages[start].text
+    names, files = named_in(text), files_in(text)
+    steps = steps_in(text, [tool.name for tool in request.tools])
+    if not (names or files or steps):
         return []
     after = request.messages[start + 1 :]
     failed = {r.call_id for m in after for r in m.tool_results if r.is_error}
     seen: list[str] = []
+    used: list[str] = []
     for message in after:
         for call in message.tool_calls:
             if call.id not in failed:
                 seen.append(call.raw_arguments or json.dumps(call.arguments, ensure_ascii=False))
+                used.append(call.name)
         seen.extend(result.text for result in message.tool_results if not result.is_error)
     said = "\n".join(seen)
-    return [name for name in names if not _mentions(said, name)]
+    made = [call for m in after for call in m.tool_calls if call.id not in failed]
+    found: list[tuple[int, Part]] = []
+    for name in names:
+        if not _mentions(said, name):
+            found.append((_at(text, name), Part("name", name, asked_for(text, name))))
+        elif _made_as_another_kind(text, name, made):
+            found.append((_at(text, name), Part("kind", name, asked_for(text, name))))
+    for file in files:
+        if file.lower() not in (name.lower() for name in names) and not _mentions(said, file):
+            at = text.lower().index(file.lower())
+            found.append((at, Part("file", file, _clause(text, at, at + len(file)))))
+    for step in steps:
+        if not any(_does(tool, step) for tool in used):
+            words = _asks_for(text, step)
+            assert words is not None  # steps_in found it
+            found.append((words.start(), Part("step", step, _clause(text, *words.span()))))
+    found.sort(key=lambda item: item[0])
+    return [part for _, part in found]
+
+
+_LIGHT = re.compile(
+    r"\w*light\b(?!\s*-?\s*(?:blue|green|grey|gray|red|yellow|pink|purple|brown|orange|"
+    r"colou?r))|\blamps?\b",
+    re.IGNORECASE,
+)
+_CAMERA = re.compile(r"camera", re.IGNORECASE)
+_SHAPE = re.compile(
+    r"\b(?:cube|box|sphere|ball|cylinder|cone|plane|torus|capsule|pyramid)(?:e?s)?\b", re.I
+)
+_KIND_ARGUMENTS = ("type", "kind", "shape", "class", "primitive", "component")
+"""Arguments whose values say what a call makes (``type="OmniLight"``, ``kind="cone"``), as
+against ones that only describe it (``color="lightgrey"``)."""
+
+
+def _kind(text: str) -> str | None:
+    if _LIGHT.search(text):
+        return "light"
+    if _CAMERA.search(text):
+        return "camera"
+    return "shape" if _SHAPE.search(text) else None
+
+
+def _made_as_another_kind(text: str, name: str, calls: list[ToolCallPart]) -> bool:
+    """The call that made ``name`` (the first with that ``name`` argument) made another
+    kind of thing than the request asks for: a light or a camera where the words before
+    "named" ask for the other or for a shape, or either where they ask for a shape. The
+    1.5B model made a cone called Key for "a sun light named Key", a sphere called Cam for
+    "a camera named Cam" and a light called apple for "a red sphere named apple"."""
+    asked = _kind(_head(text, name))
+    if asked is None:
+        return False
+    maker = next(
+        (c for c in calls if str(c.arguments.get("name", "")).lower() == name.lower()), None
+    )
+    if maker is None:
+        return False
+    said = [maker.name] + [
+        json.dumps(value, ensure_ascii=False)
+        for key, value in maker.arguments.items()
+        if any(word in key.lower() for word in _KIND_ARGUMENTS)
+    ]
+    made = _kind(" ".join(said))
+    if asked == "shape":
+        return made in ("light", "camera")
+    return made != asked
+
+
+def _head(text: str, name: str) -> str:
+    """The words of the clause before the naming word of ``name`` ("Add a sun light" in
+    "Add a sun light named Key at (4, -4, 8)")."""
+    for found, start, _ in _namings(text):
+        if name in found:
+            before = [stop for at, stop in _cuts(text) if stop <= start]
+            return text[before[-1] if before else 0 : start]
+    return ""
+
+
+def _at(text: str, name: str) -> int:
+    for found, start, _ in _namings(text):
+        if name in found:
+            return start
+    return 0
 
 
 def _mentions(text: str, name: str) -> bool:
