@@ -176,6 +176,19 @@ async def test_max_turns_carries_partial_result() -> None:
     assert tool_texts(partial.messages) == ["2", "2", "2"]
 
 
+async def test_a_request_says_when_it_is_the_runs_last_turn() -> None:
+    # A model that would turn an answer into one more call (the local model's checks for a
+    # skipped part) must not on the last turn: the run would end on its limit unanswered.
+    model = FunctionModel(lambda request: call("add", a=1, b=1))
+    with pytest.raises(MaxTurnsExceeded):
+        await Agent(model, tools=[add], max_turns=3, loop_guard=None).run("loop forever")
+    assert [r.last_turn for r in model.requests] == [False, False, True]
+    answered = ScriptedModel([call("add", a=1, b=2), "3"])
+    result = await Agent(answered, tools=[add], max_turns=5).run("go", max_turns=2)
+    assert result.output == "3"
+    assert [r.last_turn for r in answered.requests] == [False, True]
+
+
 async def test_max_turns_per_run_overrides_the_agent() -> None:
     model = FunctionModel(lambda request: call("add", a=1, b=1))
     agent = Agent(model, tools=[add], max_turns=10)

@@ -188,7 +188,11 @@ async def _stream(
 
 
 def _request(
-    cfg: RunConfig, messages: list[Message], specs: list[ToolSpec], settings: ModelSettings
+    cfg: RunConfig,
+    messages: list[Message],
+    specs: list[ToolSpec],
+    settings: ModelSettings,
+    turn: int = 1,
 ) -> ModelRequest:
     """The request for one turn (values the loop holds are valid: built unvalidated)."""
     output = cfg.output
@@ -200,8 +204,9 @@ def _request(
             "settings": settings,
             "output_schema": output.schema if output else None,
             "output_name": output.name if output else None,
+            "last_turn": turn >= cfg.max_turns,
         },
-        {"messages", "tools", "settings", "output_schema", "output_name"},
+        {"messages", "tools", "settings", "output_schema", "output_name", "last_turn"},
     )
 
 
@@ -256,7 +261,7 @@ async def run_events(cfg: RunConfig, prompt: str | Message | None) -> AsyncGener
             if cfg.guard is not None and cfg.guard.answer_now and specs:
                 # One more looping turn ends the run: ask for the answer instead of a call.
                 settings = settings.model_copy(update={"tool_choice": "none"})
-            request = _request(cfg, messages, specs, settings)
+            request = _request(cfg, messages, specs, settings, turn)
             tier: str | None = None
             model: Model
             info: TurnInfo | None = None

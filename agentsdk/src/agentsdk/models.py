@@ -91,6 +91,10 @@ class ModelRequest(BaseModel):
     settings: ModelSettings = Field(default_factory=ModelSettings)
     output_schema: dict[str, Any] | None = None
     output_name: str | None = None
+    last_turn: bool = False
+    """The run's last turn (``max_turns``): a tool call made now is never followed by an
+    answer, since the run ends on its turn limit. A model that would turn an answer into a
+    call (the local model's checks for a skipped part) leaves the answer."""
 
 
 class TokenTrace(BaseModel):

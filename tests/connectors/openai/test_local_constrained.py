@@ -198,6 +198,9 @@ async def test_a_call_announced_in_prose_is_made(qwen_engine: LocalEngine) -> No
     assert call.name == "set_colour"
     _assert_valid(call, TOOLS)
     assert response.usage.requests == 2 and response.finish_reason == "tool_calls"
+    # On the run's last turn the prose stands: a call then would end the run unanswered.
+    last = request.model_copy(update={"last_turn": True})
+    assert await model._make_announced_call(last, announced) is announced
     # The template's calling format written out instead of a call: some call is required.
     echo = (
         'To call a function, reply with only a JSON object on one line: {"name": "<function name>"'
@@ -582,6 +585,9 @@ async def test_an_answer_before_an_output_step_gets_the_call_for_it(
     request = ModelRequest(
         messages=_one_call(ask, box, 'added box "box".'), tools=[ADD, RENDER], settings=settings
     )
+    # Not on the run's last turn: a call then ends the run on its limit, unanswered.
+    last = request.model_copy(update={"last_turn": True})
+    assert await model._make_unmade_part(last, early) is early
     made = await model._make_unmade_part(request, early)
     assert [call.name for call in made.tool_calls] == ["render"], made.parts
     # Without a tool that renders there is nothing to call for it: the answer stands.

@@ -336,7 +336,8 @@ class LocalChatModel(OpenAIChatModel):
                 # "I will call export_asset" right after export_asset succeeded restates
                 # what was done (the 1.5B did, turn after turn); it is the answer.
                 return response
-        if name is None:
+        if name is None or (request.last_turn and not calls):
+            # On the run's last turn a call would end the run on its limit, unanswered.
             return response
         logger.info("%s announced a call (%s) without making it; asking for it", self.name, name)
         again = await self._sample_again(request, {"tool_choice": name}, f"the call to {name}")
@@ -357,11 +358,12 @@ class LocalChatModel(OpenAIChatModel):
         mentions; an output step no such call went to a tool for: :mod:`.unmade`) gets a
         call for that part instead: sampled again with a call required and the cue
         quoting what is left. Only once a call has been made (after a result of any
-        kind), once per part and run; the answer stands if no call comes, or once each
-        part has been asked for."""
+        kind), once per part and run, never on the run's last turn; the answer stands if no
+        call comes, or once each part has been asked for."""
         last = request.messages[-1] if request.messages else None
         if (
             not self.ask_for_unmade
+            or request.last_turn  # a call now would end the run on its limit, unanswered
             or response.tool_calls
             or not response.text.strip()
             or request.settings.tool_choice not in (None, "auto")
