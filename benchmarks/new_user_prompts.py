@@ -2,14 +2,15 @@
 does with them, with the toolkit's instructions in its prompt (the default since session 16)
 and without (``toolkit_instructions=False``, what such an agent sent before).
 
-Two sets, each written before it was first run and not tuned against afterwards: ``s16``
-(eight prompts, session 16) and ``s17`` (nine more, written in session 17 before any
-change of that session was run). Nothing checks the outcome automatically: each row keeps
+Three sets, each written before it was first run and not tuned against afterwards: ``s16``
+(eight prompts, session 16), ``s17`` (nine more, written in session 17 before any change
+of that session was run) and ``s18`` (nine more, written in session 18 before any run on
+them, after that session's changes were made but not measured on new prompts). Nothing checks the outcome automatically: each row keeps
 the calls, the answer and the last tool result (the scene as the tools describe it), and
 the judgement is written in the tasks README. Writes --out (default
 benchmarks/results/new_user_prompts.json), and one trace per run with --traces.
 
-    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17] [--only on|off]
+    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17|s18] [--only on|off]
         [--out FILE] [--traces DIR]
 """
 
@@ -49,6 +50,17 @@ SETS["s17"] = [
     ("godot", "Create a main scene whose root is a Node2D, with a Sprite named Player at (100, 200)."),
     ("godot", "Build a main scene with a yellow box named Block resting on the ground and an omni light named Bulb above it."),
 ]  # fmt: skip
+SETS["s18"] = [
+    ("threejs", "Add a brown box named desk, 2 wide, 0.8 tall and 1 deep, on the ground, put a white sphere named globe of radius 0.25 on the desk, and export the scene to desk.glb."),
+    ("threejs", "Make four red cylinders named p1, p2, p3 and p4 at (2, 0, 0), (0, 0, 2), (-2, 0, 0) and (0, 0, -2), each standing on the ground, then render the view."),
+    ("threejs", "Light the scene with a warm point light named bulb at (0, 4, 0) and add a grey plane named floor, 8 by 8, under it."),
+    ("blender", "Add a yellow cone named Spike, 2 m tall, standing on the ground, and save a render of it."),
+    ("blender", "Create three cubes named A, B and C in a row along the X axis, 3 m apart, all resting on the ground, then export them as row.glb."),
+    ("blender", "Place an area light named Fill at (-3, 3, 5) aimed at the origin and a camera named Shot at (7, -7, 5) looking at the origin, then render the camera view."),
+    ("godot", "Create a main scene with a green box named Ground, 10 by 0.5 by 10, and a red sphere named Ball resting on it, then take a screenshot."),
+    ("godot", "Make a main scene with a Label named Score showing 0 and a Button named Restart below it."),
+    ("godot", "Build a main scene with a blue cube named Player and attach a script to it that moves it up by 1 every second."),
+]  # fmt: skip
 
 
 async def one(i: int, kit: str, prompt: str, on: bool, traces: Path | None) -> dict[str, Any]:
@@ -60,7 +72,10 @@ async def one(i: int, kit: str, prompt: str, on: bool, traces: Path | None) -> d
         output, calls, status = str(result.output), result.tool_calls, result.status
         results = [r.text for m in result.messages for r in m.tool_results]
     except Exception as exc:  # a run that ran out of turns is a result here
-        output, calls, status, results = f"{type(exc).__name__}: {exc}", [], "error", []
+        output, status = f"{type(exc).__name__}: {exc}", "error"
+        partial = getattr(exc, "result", None)  # MaxTurnsExceeded and LoopDetected carry it
+        calls = partial.tool_calls if partial is not None else []
+        results = [r.text for m in partial.messages for r in m.tool_results] if partial else []
     finally:
         await agent.aclose()
     return {
