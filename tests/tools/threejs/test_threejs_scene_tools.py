@@ -361,6 +361,26 @@ async def test_a_size_error_says_how_the_numbers_were_read(toolkit: ThreeJSToolk
     )
 
 
+async def test_a_radius_given_twice_then_a_height_is_read_as_radius_and_height(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    await fresh(toolkit)
+    # A new user's "a blue cylinder named tower, radius 1 and height 5": the 1.5B model sent
+    # [1, 1, 5] (radius along two axes, then the height) and got a cylinder 1 tall.
+    tower = await call(
+        toolkit, "add_object", name="tower", shape="cylinder", size=[1, 1, 5], rest_on="ground"
+    )
+    assert not tower.is_error, tower.text
+    assert 'added cylinder "tower" (size [1,1,5] read as radius 1, height 5)' in tower.text
+    assert "tower (cylinder #d3d3d3) at (0, 2.5, 0) size 2x5x2" in tower.text
+    # Other third numbers keep their old reading: a floor's [w, d, 0], a cone's [r, h, h].
+    await call(toolkit, "add_object", name="floor", shape="plane", size=[10, 10, 0])
+    spike = await call(toolkit, "add_object", name="spike", shape="cone", size=[0.5, 2, 2])
+    assert "floor (plane #d3d3d3) at (0, 0, 0) size 10x0x10" in spike.text
+    assert "spike (cone #d3d3d3) at (0, 0, 0) size 1x2x1" in spike.text
+    assert "read as" not in spike.text
+
+
 async def test_a_size_that_is_the_position_again_is_named_and_the_call_without_it_works(
     toolkit: ThreeJSToolkit,
 ) -> None:

@@ -19,14 +19,28 @@ export function canonicalShape(shape) {
 
 const SIZE_OF = { box: '[width, height, depth]', sphere: '[radius]', cylinder: '[radius, height]', cone: '[radius, height]', pyramid: '[radius, height]', plane: '[width, depth]', circle: '[radius]', torus: '[radius, tube]', capsule: '[radius, height]' };
 
+const RADIAL = new Set(['cylinder', 'cone', 'pyramid', 'capsule']);
+
+// [r, r, h] for a shape of radius and height: the radius along two axes, then the height, as
+// Z-up tools scale a cylinder (a new user's "radius 1 and height 5" came as [1, 1, 5], and
+// was made 1 tall when the third number was dropped).
+export function radiusTwice(shape, size) {
+  if (!RADIAL.has(shape) || !Array.isArray(size) || size.length !== 3) return false;
+  const [a, b, c] = size.map(Number);
+  return a === b && c > 0 && c !== a;
+}
+
 function sizeList(shape, size) {
   const defaults = { box: [1, 1, 1], sphere: [0.5], cylinder: [0.5, 1], cone: [0.5, 1], pyramid: [0.5, 1], plane: [10, 10], circle: [1], torus: [0.5, 0.2], capsule: [0.3, 1] };
   const wanted = defaults[shape];
   if (size === null || size === undefined) return wanted.slice();
   const given = Array.isArray(size) ? size.map(Number) : [Number(size)];
-  // One number means "that for every dimension" (a cube, a square floor); extra numbers
-  // beyond what the shape takes are ignored (a sphere given [r, r, r]).
-  const values = given.length === 1 ? wanted.map(() => given[0]) : given.slice(0, wanted.length);
+  // One number means "that for every dimension" (a cube, a square floor); [r, r, h] is a
+  // radius and a height (radiusTwice); other extra numbers beyond what the shape takes are
+  // ignored (a sphere given [r, r, r], a floor [w, d, 0]).
+  const values = given.length === 1 ? wanted.map(() => given[0])
+    : radiusTwice(shape, size) ? [given[0], given[2]]
+    : given.slice(0, wanted.length);
   if (values.length < wanted.length) throw new OpError(`a ${shape} needs ${wanted.length} size values: ${SIZE_OF[shape]}; got ${given.length}`);
   if (values.some((v) => !Number.isFinite(v) || v <= 0)) {
     // Say how the numbers were read: a 0.5B model sent a cone [0.5, 0, 2] (radius, ?, height).
@@ -144,7 +158,8 @@ function addObject(ctx, op) {
   applyTransform(mesh, op);
   ctx.scene.add(mesh);
   const rests = support !== undefined ? `, ${restOn(mesh, support, op.position != null)}` : '';
-  ctx.changes.push(`added ${shape} "${name}"${rests}`);
+  const read = radiusTwice(shape, op.size) ? ` (size ${JSON.stringify(op.size)} read as radius ${op.size[0]}, height ${op.size[2]})` : '';
+  ctx.changes.push(`added ${shape} "${name}"${read}${rests}`);
 }
 
 // A new object's size, or an error that ends with the call that works without it: told only
