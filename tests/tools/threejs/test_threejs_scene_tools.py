@@ -348,11 +348,11 @@ async def test_addons_written_as_three_members(toolkit: ThreeJSToolkit) -> None:
 
 async def test_a_size_error_says_how_the_numbers_were_read(toolkit: ThreeJSToolkit) -> None:
     await fresh(toolkit)
-    cone = await call(toolkit, "add_object", name="tree", shape="cone", size=[0.5, 0, 2])
+    cone = await call(toolkit, "add_object", name="tree", shape="cone", size=[0.5, -2, 2])
     assert cone.is_error
     assert (
-        "a cone's size is [radius, height], all positive; got [0.5,0,2], "
-        "read as radius 0.5, height 0 (a cone takes 2 numbers)"
+        "a cone's size is [radius, height], all positive; got [0.5,-2,2], "
+        "read as radius 0.5, height -2 (a cone takes 2 numbers)"
     ) in cone.text
     assert "Objects: none." in cone.text
     # and gives a call that works: the same one without the size
@@ -361,7 +361,7 @@ async def test_a_size_error_says_how_the_numbers_were_read(toolkit: ThreeJSToolk
     )
 
 
-async def test_a_radius_given_twice_then_a_height_is_read_as_radius_and_height(
+async def test_extra_size_numbers_are_read_as_a_radius_and_a_height(
     toolkit: ThreeJSToolkit,
 ) -> None:
     await fresh(toolkit)
@@ -373,7 +373,15 @@ async def test_a_radius_given_twice_then_a_height_is_read_as_radius_and_height(
     assert not tower.is_error, tower.text
     assert 'added cylinder "tower" (size [1,1,5] read as radius 1, height 5)' in tower.text
     assert "tower (cylinder #d3d3d3) at (0, 2.5, 0) size 2x5x2" in tower.text
-    # Other third numbers keep their old reading: a floor's [w, d, 0], a cone's [r, h, h].
+    # A zero is no dimension: dropped when that leaves as many numbers as the shape takes
+    # (the 1.5B model sent [0.5, 0, 2] for "radius 0.5, height 2" on threejs/export-tree, and
+    # lost two of its six turns to the refusal).
+    tree = await call(toolkit, "add_object", name="tree", shape="cone", size=[0.5, 0, 2])
+    assert 'added cone "tree" (size [0.5,0,2] read as radius 0.5, height 2)' in tree.text
+    assert "tree (cone #d3d3d3) at (0, 0, 0) size 1x2x1" in tree.text
+    rug = await call(toolkit, "add_object", name="rug", shape="plane", size=[4, 0, 2])
+    assert "rug (plane #d3d3d3) at (0, 0, 0) size 4x0x2" in rug.text
+    # Other extra numbers keep their reading, with nothing said: the first ones.
     await call(toolkit, "add_object", name="floor", shape="plane", size=[10, 10, 0])
     spike = await call(toolkit, "add_object", name="spike", shape="cone", size=[0.5, 2, 2])
     assert "floor (plane #d3d3d3) at (0, 0, 0) size 10x0x10" in spike.text

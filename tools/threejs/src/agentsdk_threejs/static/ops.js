@@ -24,10 +24,32 @@ const RADIAL = new Set(['cylinder', 'cone', 'pyramid', 'capsule']);
 // [r, r, h] for a shape of radius and height: the radius along two axes, then the height, as
 // Z-up tools scale a cylinder (a new user's "radius 1 and height 5" came as [1, 1, 5], and
 // was made 1 tall when the third number was dropped).
-export function radiusTwice(shape, size) {
-  if (!RADIAL.has(shape) || !Array.isArray(size) || size.length !== 3) return false;
-  const [a, b, c] = size.map(Number);
+function radiusTwice(shape, given) {
+  if (!RADIAL.has(shape) || given.length !== 3) return false;
+  const [a, b, c] = given;
   return a === b && c > 0 && c !== a;
+}
+
+// More numbers than the shape takes, read as: [r, r, h] (radiusTwice); without its zeros,
+// when that leaves as many as the shape takes (a zero is no dimension: a cone's [0.5, 0, 2]
+// is radius 0.5, height 2, and a floor's [10, 0, 10] is 10 by 10, as in [w, h, d]); else the
+// first ones (a sphere given [r, r, r]). null when the numbers fit the shape as they are.
+function extraRead(shape, given, wanted) {
+  if (given.length <= wanted) return null;
+  if (radiusTwice(shape, given)) return [given[0], given[2]];
+  const nonzero = given.filter((v) => v !== 0);
+  return nonzero.length === wanted ? nonzero : given.slice(0, wanted);
+}
+
+// How a size with more numbers than the shape takes was read, when not as its first numbers:
+// for the result, so that the model (and the user) see it.
+export function sizeNote(shape, size) {
+  if (!Array.isArray(size)) return '';
+  const given = size.map(Number);
+  const wanted = SIZE_OF[shape].slice(1, -1).split(', ');
+  const read = extraRead(shape, given, wanted.length);
+  if (read === null || read.every((v, i) => v === given[i])) return '';
+  return ` (size ${JSON.stringify(size)} read as ${read.map((v, i) => `${wanted[i]} ${v}`).join(', ')})`;
 }
 
 function sizeList(shape, size) {
@@ -35,15 +57,14 @@ function sizeList(shape, size) {
   const wanted = defaults[shape];
   if (size === null || size === undefined) return wanted.slice();
   const given = Array.isArray(size) ? size.map(Number) : [Number(size)];
-  // One number means "that for every dimension" (a cube, a square floor); [r, r, h] is a
-  // radius and a height (radiusTwice); other extra numbers beyond what the shape takes are
-  // ignored (a sphere given [r, r, r], a floor [w, d, 0]).
+  // One number means "that for every dimension" (a cube, a square floor); more numbers than
+  // the shape takes are read by extraRead.
   const values = given.length === 1 ? wanted.map(() => given[0])
-    : radiusTwice(shape, size) ? [given[0], given[2]]
-    : given.slice(0, wanted.length);
+    : extraRead(shape, given, wanted.length) ?? given;
   if (values.length < wanted.length) throw new OpError(`a ${shape} needs ${wanted.length} size values: ${SIZE_OF[shape]}; got ${given.length}`);
   if (values.some((v) => !Number.isFinite(v) || v <= 0)) {
-    // Say how the numbers were read: a 0.5B model sent a cone [0.5, 0, 2] (radius, ?, height).
+    // Say how the numbers were read (a 0.5B model sent a cone [0.5, 0, 2], refused as height
+    // 0 until zeros were dropped; a negative number is still refused this way).
     const parts = SIZE_OF[shape].slice(1, -1).split(', ');
     const read = values.map((v, i) => `${parts[i]} ${v}`).join(', ');
     const extra = given.length > wanted.length ? ` (a ${shape} takes ${wanted.length} number${wanted.length > 1 ? 's' : ''})` : '';
@@ -158,8 +179,7 @@ function addObject(ctx, op) {
   applyTransform(mesh, op);
   ctx.scene.add(mesh);
   const rests = support !== undefined ? `, ${restOn(mesh, support, op.position != null)}` : '';
-  const read = radiusTwice(shape, op.size) ? ` (size ${JSON.stringify(op.size)} read as radius ${op.size[0]}, height ${op.size[2]})` : '';
-  ctx.changes.push(`added ${shape} "${name}"${read}${rests}`);
+  ctx.changes.push(`added ${shape} "${name}"${sizeNote(shape, op.size)}${rests}`);
 }
 
 // A new object's size, or an error that ends with the call that works without it: told only
