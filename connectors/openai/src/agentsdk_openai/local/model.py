@@ -372,11 +372,11 @@ class LocalChatModel(OpenAIChatModel):
         ):
             return response
         run = _first_call_id(request)
-        left = [p for p in unmade_parts(request) if (run, p.key.lower()) not in _ASKED]
+        left = [p for p in unmade_parts(request) if (run, _asked_key(p)) not in _ASKED]
         if not left:
             return response
         for part in left:
-            _ASKED[(run, part.key.lower())] = None
+            _ASKED[(run, _asked_key(part))] = None
         while len(_ASKED) > _ASKED_KEPT:
             del _ASKED[next(iter(_ASKED))]
         keys = ", ".join(part.key for part in left)
@@ -785,9 +785,15 @@ def _just_succeeded(request: ModelRequest) -> set[str]:
 
 
 _ASKED: dict[tuple[str, str], None] = {}
-"""(run, name) pairs a call was asked for (:meth:`LocalChatModel._make_unmade_part`); a
+"""(run, part) pairs a call was asked for (:meth:`LocalChatModel._make_unmade_part`); a
 run is the id of its first call, unique to it, so both tiers' models share the record."""
 _ASKED_KEPT = 1024
+
+
+def _asked_key(part: Part) -> str:
+    """A part's key in :data:`_ASKED`: its kind and key, so a name asked for as unmade is
+    asked for once more if the call that then made it made another kind of thing."""
+    return f"{part.kind}:{part.key.lower()}"
 
 
 def _first_call_id(request: ModelRequest) -> str:
