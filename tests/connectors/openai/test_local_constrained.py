@@ -608,4 +608,33 @@ async def test_an_answer_before_an_output_step_gets_the_call_for_it(
     (call,) = exported.tool_calls
     _assert_valid(call, [EXPORT])
     assert call.arguments["path"].endswith("tree.glb"), call.arguments
+    # Only a step left and one tool that does it: that tool's call is the one asked for,
+    # whatever else is offered (godot/red-target-in-frame got fit_view once more instead).
+    ask = "Frame the cube with the camera, so that a screenshot shows it. Take a screenshot."
+    fit = ToolCallPart(name="fit_view", arguments={"names": ["cube"]})
+    request = ModelRequest(
+        messages=_one_call(ask, fit, "Camera moved to (2, 0, 0)."),
+        tools=[FIT, ADD, SCREENSHOT],
+        settings=settings,
+    )
+    shot = await model._make_unmade_part(request, early)
+    assert [call.name for call in shot.tool_calls] == ["screenshot"], shot.parts
     await model.aclose()
+
+
+FIT = ToolSpec(
+    name="fit_view",
+    description="Move the camera so that the named objects fill the view.",
+    parameters={
+        "type": "object",
+        "properties": {"names": {"type": "array", "items": {"type": "string"}}},
+        "required": ["names"],
+        "additionalProperties": False,
+    },
+    side_effects=True,
+)
+SCREENSHOT = ToolSpec(
+    name="screenshot",
+    description="Run the game and capture a picture of what the camera sees.",
+    parameters={"type": "object", "properties": {}, "additionalProperties": False},
+)

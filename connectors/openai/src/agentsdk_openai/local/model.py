@@ -31,7 +31,7 @@ from .grammar import parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
 from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
-from .unmade import Part, newest_request_at, unmade_parts
+from .unmade import Part, does_step, newest_request_at, unmade_parts
 
 __all__ = ["LocalChatModel", "changed_the_world", "not_an_answer", "without_pasted_json"]
 
@@ -386,8 +386,9 @@ class LocalChatModel(OpenAIChatModel):
             **(extra.get("chat_template_kwargs") or {}),
             "agentsdk_unmade": _listed(left),
         }
+        choice = _tool_for_steps(request, left) or "required"
         again = await self._sample_again(
-            request, {"tool_choice": "required", "extra": extra}, f"the call for {left[0].key}"
+            request, {"tool_choice": choice, "extra": extra}, f"the call for {left[0].key}"
         )
         if again is None or not again.tool_calls:
             return response
@@ -788,6 +789,16 @@ _ASKED: dict[tuple[str, str], None] = {}
 """(run, part) pairs a call was asked for (:meth:`LocalChatModel._make_unmade_part`); a
 run is the id of its first call, unique to it, so both tiers' models share the record."""
 _ASKED_KEPT = 1024
+
+
+def _tool_for_steps(request: ModelRequest, parts: list[Part]) -> str | None:
+    """The one offered tool that does every output step left, when only steps are left:
+    the call asked for is then that tool's (asked for "a screenshot", the 1.5B model called
+    fit_view once more on godot/red-target-in-frame)."""
+    if not parts or any(part.kind != "step" for part in parts):
+        return None
+    doing = [t.name for t in request.tools if all(does_step(t.name, p.key) for p in parts)]
+    return doing[0] if len(doing) == 1 else None
 
 
 def _asked_key(part: Part) -> str:

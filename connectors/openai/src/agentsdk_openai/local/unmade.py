@@ -43,6 +43,7 @@ __all__ = [
     "OUTPUT_STEPS",
     "Part",
     "asked_for",
+    "does_step",
     "files_in",
     "named_in",
     "newest_request_at",
@@ -131,7 +132,7 @@ def files_in(text: str) -> list[str]:
 def steps_in(text: str, tools: list[str]) -> list[str]:
     """The output steps (:data:`OUTPUT_STEPS`) a request asks for that one of these tools
     does, in the order the request asks for them."""
-    offered = {step for step in OUTPUT_STEPS if any(_does(tool, step) for tool in tools)}
+    offered = {step for step in OUTPUT_STEPS if any(does_step(tool, step) for tool in tools)}
     found = [(m.start(), step) for step in OUTPUT_STEPS if step in offered
              for m in [_asks_for(text, step)] if m is not None]  # fmt: skip
     return [step for _, step in sorted(found)]
@@ -145,15 +146,17 @@ camera shows nothing" describes the scene; "Take a screenshot" asks for one)."""
 
 
 def _asks_for(text: str, step: str) -> re.Match[str] | None:
-    """The first word that asks for the step: any form of it, but not a noun that points
-    at an existing one."""
-    for found in _STEP_WORDS[step].finditer(text):
-        if not _DEFINITE.search(text, 0, found.start()):
-            return found
-    return None
+    """The last word that asks for the step: any form of it, but not a noun that points at
+    an existing one. The last, since a request ends with the instruction ("so that a
+    screenshot shows Target ... Take a screenshot to check")."""
+    asking = [
+        m for m in _STEP_WORDS[step].finditer(text) if not _DEFINITE.search(text, 0, m.start())
+    ]
+    return asking[-1] if asking else None
 
 
-def _does(tool: str, step: str) -> bool:
+def does_step(tool: str, step: str) -> bool:
+    """Whether a tool of this name does the output step (a word of its name is the step)."""
     return step in tool.lower().split("_")
 
 
@@ -297,7 +300,7 @@ def unmade_parts(request: ModelRequest) -> list[Part]:
             at = text.lower().index(file.lower())
             found.append((at, Part("file", file, _clause(text, at, at + len(file)))))
     for step in steps:
-        if not any(_does(tool, step) for tool in used):
+        if not any(does_step(tool, step) for tool in used):
             words = _asks_for(text, step)
             assert words is not None  # steps_in found it
             found.append((words.start(), Part("step", step, _clause(text, *words.span()))))
