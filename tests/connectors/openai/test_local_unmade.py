@@ -94,8 +94,16 @@ def _run(
             is_error=failed and result.startswith("Error"),
         )
         messages += [Message(role="assistant", parts=[call]), Message(role="tool", parts=[done])]
-    specs = [ToolSpec(name=name, description=name, parameters={}) for name in tools]
-    return ModelRequest(messages=messages, tools=specs)
+    return ModelRequest(messages=messages, tools=[_spec(name) for name in tools])
+
+
+def _spec(name: str) -> ToolSpec:
+    """A tool of this name; one that exports, saves, loads or writes takes a ``path``."""
+    files = any(word in name for word in ("export", "save", "load", "write"))
+    properties = {"path" if files else "name": {"type": "string"}}
+    return ToolSpec(
+        name=name, description=name, parameters={"type": "object", "properties": properties}
+    )
 
 
 ASK = "Add a red sphere named sun and a green box named plate."
@@ -184,8 +192,15 @@ def test_a_file_or_an_output_step_no_call_has_done_is_unmade() -> None:
         Part("step", "export", "export the scene to tree.glb"),
         Part("file", "tree.glb", "export the scene to tree.glb"),
     ]
-    # Without a tool that exports there is no step to ask for; the file is still unmade.
-    assert [p.key for p in unmade_parts(_run(TREE, (tree, "added")))] == ["tree.glb"]
+    # Without a tool that exports there is no step to ask for; the file is still unmade
+    # while some tool takes a file, and asks for nothing when none does (three.js's default
+    # tools, which cannot export).
+    loads = _run(TREE, (tree, "added"), tools=("add_object", "load_model"))
+    assert [p.key for p in unmade_parts(loads)] == ["tree.glb"]
+    assert unmade_parts(_run(TREE, (tree, "added"), tools=("add_object", "render"))) == []
+    godot = ToolSpec(name="add_node", description="", parameters={"properties": {"scene": {}}})
+    scene = ModelRequest(messages=_run("Fix res://main.tscn.").messages, tools=[godot])
+    assert [p.key for p in unmade_parts(scene)] == ["main.tscn"]
     # Exported under another path that ends in the file: both done.
     export = ToolCallPart(name="export_glb", arguments={"path": "/tmp/out/tree.glb"})
     assert unmade_parts(_run(TREE, (tree, "ok"), (export, "wrote"), tools=THREEJS)) == []

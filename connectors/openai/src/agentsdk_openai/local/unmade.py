@@ -12,7 +12,7 @@ part instead of taking the answer (once per name and run).
 
 Two more kinds of part are read the same way (:func:`unmade_parts`): a file the request
 names ("export the scene to tree.glb", "fix hello.gd"), untouched while no call or result
-mentions it, and an output step the request asks for by a verb that names an offered
+mentions it (only when an offered tool takes a file: a ``path``, ``scene`` or ``script``), and an output step the request asks for by a verb that names an offered
 tool ("render the result" with a ``render`` tool, "Take a screenshot" with
 ``game_screenshot``), not done while no call since the request went to such a tool. Only
 the steps that deliver an image or a file count (:data:`OUTPUT_STEPS`): a small model
@@ -155,6 +155,18 @@ def _asks_for(text: str, step: str) -> re.Match[str] | None:
     return asking[-1] if asking else None
 
 
+_FILE_PARAMETER = re.compile(r"path|file|scene|script", re.IGNORECASE)
+
+
+def _takes_a_file(parameters: dict[str, object]) -> bool:
+    """A tool with a parameter that names a file (``path``, ``scene``, ``script``...): a
+    file the request names can be done with a call only when some tool takes one (three.js's
+    default tools do not export; asked for ``desk.glb`` then, a model could only call
+    something else)."""
+    properties = parameters.get("properties")
+    return isinstance(properties, dict) and any(_FILE_PARAMETER.search(k) for k in properties)
+
+
 def does_step(tool: str, step: str) -> bool:
     """Whether a tool of this name does the output step (a word of its name is the step)."""
     return step in tool.lower().split("_")
@@ -273,7 +285,8 @@ def unmade_parts(request: ModelRequest) -> list[Part]:
     if start is None:
         return []
     text = request.messages[start].text
-    names, files = named_in(text), files_in(text)
+    names = named_in(text)
+    files = files_in(text) if any(_takes_a_file(tool.parameters) for tool in request.tools) else []
     steps = steps_in(text, [tool.name for tool in request.tools])
     if not (names or files or steps):
         return []
