@@ -619,6 +619,20 @@ async def test_an_answer_before_an_output_step_gets_the_call_for_it(
     )
     shot = await model._make_unmade_part(request, early)
     assert [call.name for call in shot.tool_calls] == ["screenshot"], shot.parts
+    # Two parts left: the cue lists both, but each answer asks once for one of them, so
+    # the step listed second is still asked for at the next answer (session 17's Lid and
+    # "render the result": with both marked asked, the render never was).
+    ask = "Add a box named box and a cone named tip, then render the result."
+    request = ModelRequest(
+        messages=_one_call(ask, box.model_copy(update={"id": "two"}), 'added box "box".'),
+        tools=[ADD, RENDER],
+        settings=settings,
+    )
+    first = await model._make_unmade_part(request, early)
+    assert first.tool_calls, first.parts
+    second = await model._make_unmade_part(request, early)
+    assert [call.name for call in second.tool_calls] == ["render"], second.parts
+    assert await model._make_unmade_part(request, early) is early
     await model.aclose()
 
 

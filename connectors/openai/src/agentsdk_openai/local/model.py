@@ -375,8 +375,11 @@ class LocalChatModel(OpenAIChatModel):
         left = [p for p in unmade_parts(request) if (run, _asked_key(p)) not in _ASKED]
         if not left:
             return response
-        for part in left:
-            _ASKED[(run, _asked_key(part))] = None
+        # The cue lists every part left, but only the first counts as asked: a turn makes
+        # one call, and with all of them marked, "render the result" was never asked for
+        # after the cue that listed it with "a cube named Lid" got only the Lid made. So a
+        # run asks at most once per part, one part per answer.
+        _ASKED[(run, _asked_key(left[0]))] = None
         while len(_ASKED) > _ASKED_KEPT:
             del _ASKED[next(iter(_ASKED))]
         keys = ", ".join(part.key for part in left)
