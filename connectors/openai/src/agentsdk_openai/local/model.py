@@ -92,7 +92,7 @@ class LocalChatModel(OpenAIChatModel):
             named plate", "tree.glb") is mentioned by no call and no result since, or an
             output step it asks for ("render the result") went to no tool, is not taken:
             the call for that part is asked for, with a cue quoting it (:mod:`.unmade`),
-            once per part and run. False: every answer stands.
+            one part per answer and each once per run. False: every answer stands.
 
     ``aclose`` closes this model's connections but leaves the shared engine running
     for other agents; the engine stops at interpreter exit or on ``engine.stop()``.
@@ -356,10 +356,11 @@ class LocalChatModel(OpenAIChatModel):
         """An answer given while a part of the user's request is still undone (a name or
         file no call made since the request that did not fail, and no such result,
         mentions; an output step no such call went to a tool for: :mod:`.unmade`) gets a
-        call for that part instead: sampled again with a call required and the cue
-        quoting what is left. Only once a call has been made (after a result of any
-        kind), once per part and run, never on the run's last turn; the answer stands if no
-        call comes, or once each part has been asked for."""
+        call for that part instead: sampled again with a call required (the one tool
+        that does it, when only an output step is left) and the cue quoting what is left.
+        Only once a call has been made (after a result of any kind), one part per answer
+        and each once per run, never on the run's last turn; the answer stands if no call
+        comes, or once each part has been asked for."""
         last = request.messages[-1] if request.messages else None
         if (
             not self.ask_for_unmade

@@ -8,18 +8,20 @@ run in which no call's arguments and no tool result ever mention one of those na
 not made, found or changed it (a call that failed on it has not either).
 :func:`unmade_names` reads them, so that
 :class:`~agentsdk_openai.local.model.LocalChatModel` can ask for the call that does that
-part instead of taking the answer (once per name and run).
+part instead of taking the answer (one part per answer, each once per run).
 
-Two more kinds of part are read the same way (:func:`unmade_parts`): a file the request
-names ("export the scene to tree.glb", "fix hello.gd"), untouched while no call or result
-mentions it (only when an offered tool takes a file: a ``path``, ``scene`` or ``script``), and an output step the request asks for by a verb that names an offered
-tool ("render the result" with a ``render`` tool, "Take a screenshot" with
-``game_screenshot``), not done while no call since the request went to such a tool. Only
-the steps that deliver an image or a file count (:data:`OUTPUT_STEPS`): a small model
-told it is done writes "Render the result." as its answer, and the 1.5B model answered
-the three.js export task without exporting. Building verbs ("add", "place", "set") do
-not count: the part they build is read from its name, and the tool they match may not
-be the one that builds it (Blender's ``add_modifier`` for "Add a sun light").
+Two more kinds of part are read the same way (:func:`unmade_parts`):
+- a file the request names ("export the scene to tree.glb", "fix hello.gd"), untouched
+  while no call or result mentions it; only when an offered tool takes a file (a
+  ``path``, ``scene`` or ``script`` parameter);
+- an output step the request asks for by a verb that names an offered tool ("render the
+  result" with a ``render`` tool, "Take a screenshot" with ``game_screenshot``), not done
+  while no call since the request went to such a tool. Only the steps that deliver an
+  image or a file count (:data:`OUTPUT_STEPS`): a small model told it is done writes
+  "Render the result." as its answer, and the 1.5B model answered the three.js export
+  task without exporting. Building verbs ("add", "place", "set") do not count: the part
+  they build is read from its name, and the tool they match may not be the one that
+  builds it (Blender's ``add_modifier`` for "Add a sun light").
 
 A named part made as another kind of thing than asked counts as undone too: a light or
 a camera where the words before "named" ask for the other or for a shape ("a sun light
