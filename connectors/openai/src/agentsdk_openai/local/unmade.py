@@ -134,10 +134,15 @@ def files_in(text: str) -> list[str]:
 def steps_in(text: str, tools: list[str]) -> list[str]:
     """The output steps (:data:`OUTPUT_STEPS`) a request asks for that one of these tools
     does, in the order the request asks for them."""
-    offered = {step for step in OUTPUT_STEPS if any(does_step(tool, step) for tool in tools)}
-    found = [(m.start(), step) for step in OUTPUT_STEPS if step in offered
+    return [step for step, _ in _steps(text, tools)]
+
+
+def _steps(text: str, tools: list[str]) -> list[tuple[str, re.Match[str]]]:
+    """:func:`steps_in`, each step with the word that asks for it."""
+    found = [(step, m) for step in OUTPUT_STEPS
+             if any(does_step(tool, step) for tool in tools)
              for m in [_asks_for(text, step)] if m is not None]  # fmt: skip
-    return [step for _, step in sorted(found)]
+    return sorted(found, key=lambda item: item[1].start())
 
 
 _DEFINITE = re.compile(
@@ -180,10 +185,14 @@ def asked_for(text: str, name: str) -> str:
     at it" from "Add a blue cube named Box, ..., and a sun light named Sun above it
     pointing at it."), so the cue says what kind of thing it is; the name quoted if no
     clause names it."""
-    for found, start, end in _namings(text):
-        if name in found:
-            return _clause(text, start, end)
-    return name
+    span = _naming_of(text, name)
+    return name if span is None else _clause(text, *span)
+
+
+def _naming_of(text: str, name: str) -> tuple[int, int] | None:
+    """Where the naming that gives ``name`` starts (its naming word) and ends (its last
+    name), or None if no naming gives it."""
+    return next(((start, end) for found, start, end in _namings(text) if name in found), None)
 
 
 def _clause(text: str, start: int, end: int) -> str:
@@ -289,35 +298,31 @@ def unmade_parts(request: ModelRequest) -> list[Part]:
     text = request.messages[start].text
     names = named_in(text)
     files = files_in(text) if any(_takes_a_file(tool.parameters) for tool in request.tools) else []
-    steps = steps_in(text, [tool.name for tool in request.tools])
+    steps = _steps(text, [tool.name for tool in request.tools])
     if not (names or files or steps):
         return []
     after = request.messages[start + 1 :]
     failed = {r.call_id for m in after for r in m.tool_results if r.is_error}
-    seen: list[str] = []
-    used: list[str] = []
-    for message in after:
-        for call in message.tool_calls:
-            if call.id not in failed:
-                seen.append(call.raw_arguments or json.dumps(call.arguments, ensure_ascii=False))
-                used.append(call.name)
-        seen.extend(result.text for result in message.tool_results if not result.is_error)
-    said = "\n".join(seen)
     made = [call for m in after for call in m.tool_calls if call.id not in failed]
+    said = "\n".join(
+        [c.raw_arguments or json.dumps(c.arguments, ensure_ascii=False) for c in made]
+        + [r.text for m in after for r in m.tool_results if not r.is_error]
+    )
     found: list[tuple[int, Part]] = []
     for name in names:
-        if not _mentions(said, name):
-            found.append((_at(text, name), Part("name", name, asked_for(text, name))))
-        elif _made_as_another_kind(text, name, made):
-            found.append((_at(text, name), Part("kind", name, asked_for(text, name))))
+        kind = "name" if not _mentions(said, name) else None
+        if kind is None and _made_as_another_kind(text, name, made):
+            kind = "kind"
+        if kind is not None:
+            span = _naming_of(text, name)
+            at = span[0] if span is not None else 0
+            found.append((at, Part(kind, name, asked_for(text, name))))
     for file in files:
         if file.lower() not in (name.lower() for name in names) and not _mentions(said, file):
             at = text.lower().index(file.lower())
             found.append((at, Part("file", file, _clause(text, at, at + len(file)))))
-    for step in steps:
-        if not any(does_step(tool, step) for tool in used):
-            words = _asks_for(text, step)
-            assert words is not None  # steps_in found it
+    for step, words in steps:
+        if not any(does_step(call.name, step) for call in made):
             found.append((words.start(), Part("step", step, _clause(text, *words.span()))))
     found.sort(key=lambda item: item[0])
     return [part for _, part in found]
@@ -373,18 +378,11 @@ def _made_as_another_kind(text: str, name: str, calls: list[ToolCallPart]) -> bo
 def _head(text: str, name: str) -> str:
     """The words of the clause before the naming word of ``name`` ("Add a sun light" in
     "Add a sun light named Key at (4, -4, 8)")."""
-    for found, start, _ in _namings(text):
-        if name in found:
-            before = [stop for at, stop in _cuts(text) if stop <= start]
-            return text[before[-1] if before else 0 : start]
-    return ""
-
-
-def _at(text: str, name: str) -> int:
-    for found, start, _ in _namings(text):
-        if name in found:
-            return start
-    return 0
+    span = _naming_of(text, name)
+    if span is None:
+        return ""
+    before = [stop for at, stop in _cuts(text) if stop <= span[0]]
+    return text[before[-1] if before else 0 : span[0]]
 
 
 def _mentions(text: str, name: str) -> bool:

@@ -19,6 +19,9 @@ export function canonicalShape(shape) {
 
 const SIZE_OF = { box: '[width, height, depth]', sphere: '[radius]', cylinder: '[radius, height]', cone: '[radius, height]', pyramid: '[radius, height]', plane: '[width, depth]', circle: '[radius]', torus: '[radius, tube]', capsule: '[radius, height]' };
 
+// The names of a shape's size numbers: ['radius', 'height'] for a cylinder.
+const sizeParts = (shape) => SIZE_OF[shape].slice(1, -1).split(', ');
+
 const RADIAL = new Set(['cylinder', 'cone', 'pyramid', 'capsule']);
 
 // [r, r, h] for a shape of radius and height: the radius along two axes, then the height, as
@@ -46,7 +49,7 @@ function extraRead(shape, given, wanted) {
 export function sizeNote(shape, size) {
   if (!Array.isArray(size)) return '';
   const given = size.map(Number);
-  const wanted = SIZE_OF[shape].slice(1, -1).split(', ');
+  const wanted = sizeParts(shape);
   const read = extraRead(shape, given, wanted.length);
   if (read === null || read.every((v, i) => v === given[i])) return '';
   return ` (size ${JSON.stringify(size)} read as ${read.map((v, i) => `${wanted[i]} ${v}`).join(', ')})`;
@@ -65,7 +68,7 @@ function sizeList(shape, size) {
   if (values.some((v) => !Number.isFinite(v) || v <= 0)) {
     // Say how the numbers were read (a 0.5B model sent a cone [0.5, 0, 2], refused as height
     // 0 until zeros were dropped; a negative number is still refused this way).
-    const parts = SIZE_OF[shape].slice(1, -1).split(', ');
+    const parts = sizeParts(shape);
     const read = values.map((v, i) => `${parts[i]} ${v}`).join(', ');
     const extra = given.length > wanted.length ? ` (a ${shape} takes ${wanted.length} number${wanted.length > 1 ? 's' : ''})` : '';
     throw new OpError(`a ${shape}'s size is ${SIZE_OF[shape]}, all positive; got ${JSON.stringify(size)}, read as ${read}${extra}`);
