@@ -122,6 +122,29 @@ def test_options_name_timeout_retries_sequential() -> None:
     assert f(3) == 3  # still callable as the function
 
 
+def test_a_tool_declares_the_argument_that_names_what_it_makes() -> None:
+    @tool(side_effects=True, creates="name")
+    def add_box(name: str, size: float = 1.0, parent: str | None = None) -> str:
+        return name
+
+    spec = add_box.spec()
+    assert (add_box.creates, spec.creates, spec.side_effects) == ("name", "name", True)
+    assert "creates" not in str(spec.parameters)  # the model is not told
+    assert add_box.renamed("kit_add_box").spec().creates == "name"
+    assert tool(lambda name: name).spec().creates is None
+    # A parameter the tool lacks, or one that is not a string, is a mistake in the tool.
+    with pytest.raises(TypeError, match="'label' is not one of its parameters"):
+        tool(creates="label")(add_box.fn)
+    with pytest.raises(TypeError, match="must be a string parameter"):
+        tool(creates="size")(add_box.fn)
+    assert tool(creates="parent")(add_box.fn).creates == "parent"  # an optional string
+    schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+    made = Tool.from_schema("make", "Make one.", schema, lambda args: args["id"], creates="id")
+    assert made.spec().creates == "id"
+    with pytest.raises(TypeError, match="not one of its parameters"):
+        Tool.from_schema("make", "Make one.", schema, lambda args: 0, creates="name")
+
+
 @pytest.mark.anyio
 async def test_invalid_arguments_are_an_error_the_model_can_fix() -> None:
     @tool

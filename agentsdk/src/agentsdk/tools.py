@@ -70,6 +70,11 @@ class ToolSpec(BaseModel):
     side_effects: bool = False
     """The tool changes the world (``@tool(side_effects=True)``). Not sent to the model:
     tier policies read it (after a change, the stronger model decides what is next)."""
+    creates: str | None = None
+    """The argument that names the new thing a call of this tool makes (``"name"`` for
+    ``add_object(name=...)``; ``@tool(creates="name")``), or None. Not sent to the model:
+    a model that finds a named part of the request still missing can ask for a call that
+    makes it under that name (the local engine pins the argument in its grammar)."""
 
 
 @dataclass
@@ -202,6 +207,7 @@ class Tool:
         sequential: bool = False,
         needs_approval: ApprovalRule = False,
         side_effects: bool = False,
+        creates: str | None = None,
     ):
         self.fn = fn
         self.name = name or fn.__name__
@@ -218,6 +224,7 @@ class Tool:
         self._is_method = False
         self._args_model = self._build_model(param_docs)
         self.parameters: dict[str, Any] = _drop_titles(self._args_model.model_json_schema())
+        self.creates = _checked_creates(self.name, self.parameters, creates)
         self._validate_args = self._args_model.__pydantic_validator__.validate_python
         functools.update_wrapper(self, fn)
 
@@ -289,6 +296,7 @@ class Tool:
             description=self.description,
             parameters=self.parameters,
             side_effects=self.side_effects,
+            creates=self.creates,
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -363,6 +371,7 @@ class Tool:
         validate: bool = True,
         needs_approval: ApprovalRule = False,
         side_effects: bool = False,
+        creates: str | None = None,
     ) -> Tool:
         """A tool from a name, a description, a JSON schema for its arguments and a
         function, for tools that are described rather than written in Python (an MCP
@@ -372,7 +381,8 @@ class Tool:
         arguments as one dict (their names need not be Python identifiers) and
         returns what any tool returns. Arguments that do not match ``parameters`` come
         back to the model as an error result it can fix, like a decorated tool's.
-        ``needs_approval`` and ``side_effects`` mean what they mean for ``@tool``.
+        ``needs_approval``, ``side_effects`` and ``creates`` mean what they mean for
+        ``@tool``.
 
         Raises:
             ValueError: ``parameters`` is not a usable JSON schema (or needs the
@@ -384,7 +394,21 @@ class Tool:
             cls, name, description, parameters, fn, timeout, retries, sequential, validate
         )
         made.needs_approval, made.side_effects = needs_approval, side_effects
+        made.creates = _checked_creates(name, parameters, creates)
         return made
+
+
+def _checked_creates(tool: str, parameters: dict[str, Any], creates: str | None) -> str | None:
+    """``creates``, once it is known to name a string parameter of the tool."""
+    if creates is None:
+        return None
+    schema = (parameters.get("properties") or {}).get(creates)
+    if not isinstance(schema, dict):
+        raise TypeError(f"tool {tool!r}: creates={creates!r} is not one of its parameters")
+    kinds = [schema] + [s for s in schema.get("anyOf", []) if isinstance(s, dict)]
+    if not any(s.get("type") == "string" for s in kinds):
+        raise TypeError(f"tool {tool!r}: creates={creates!r} must be a string parameter")
+    return creates
 
 
 def _watched(call: Callable[[], Any], ctx: ToolContext, deadline: float) -> Any:
@@ -437,6 +461,7 @@ def tool(
     sequential: bool = False,
     needs_approval: ApprovalRule = False,
     side_effects: bool = False,
+    creates: str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -449,6 +474,7 @@ def tool(
     sequential: bool = False,
     needs_approval: ApprovalRule = False,
     side_effects: bool = False,
+    creates: str | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function (sync or async) or a Toolkit method into a tool.
 
@@ -462,6 +488,10 @@ def tool(
             run stops before the call and waits for a person (see ``agentsdk.state``).
         side_effects: The tool changes the world: a run resumed after a crash never
             runs a call of it twice (the call is recorded before it runs).
+        creates: The argument whose value names the new thing a call makes
+            (``"name"`` for ``add_object(name, shape)``): a model can then ask for the
+            call that makes a named part of the request still missing, under that name.
+            Must be one of the tool's string parameters.
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
@@ -474,6 +504,7 @@ def tool(
             sequential=sequential,
             needs_approval=needs_approval,
             side_effects=side_effects,
+            creates=creates,
         )
 
     return wrap(fn) if fn is not None else wrap

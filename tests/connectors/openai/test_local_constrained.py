@@ -12,8 +12,9 @@ import pytest
 from agentsdk.plugins import load_toolkit, toolkit_names
 from agentsdk.tools import ToolSpec
 from agentsdk_openai import LocalChatModel, LocalEngine, connect
-from agentsdk_openai.local import parse_constrained
+from agentsdk_openai.local import parse_constrained, tool_call_grammar
 from agentsdk_openai.local.announced import echoes_cue
+from agentsdk_openai.local.grammar import TURN_GRAMMAR
 from agentsdk_openai.local.model import _echoes_request, _repeats_the_newest_call
 from pydantic import BaseModel
 
@@ -549,6 +550,87 @@ async def test_an_answer_with_a_named_part_unmade_gets_the_call_for_it(
     assert [c.arguments.get("name") for c in retried.tool_calls] == ["plate"], retried.parts
     model.ask_for_unmade = False
     assert await model._make_unmade_part(fresh, early) is early
+    await model.aclose()
+
+
+MAKE = ADD.model_copy(update={"creates": "name"})
+LIGHT = ToolSpec(
+    name="add_light",
+    description="Add a light to the scene.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string", "enum": ["point", "directional"]},
+            "name": {"type": "string"},
+            "position": {"type": "array", "items": {"type": "number"}},
+        },
+        "required": ["kind"],
+        "additionalProperties": False,
+    },
+    side_effects=True,
+    creates="name",
+)
+
+
+async def test_a_missing_name_is_asked_for_with_the_call_that_makes_it_so_named(
+    qwen_engine: LocalEngine,
+) -> None:
+    # Told in the cue that p2 was left, the 1.5B model sent p1's call again (new users'
+    # prompt s18/2). A tool that declares the argument naming what it makes
+    # (`creates`) gets that argument held to the missing name, so the call makes that part;
+    # for a light, the tool that makes lights.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    early = ModelResponse(parts=[TextPart(text="Done.")], usage=Usage(requests=1))
+    settings = ModelSettings(temperature=0, max_tokens=96)
+    cases = [
+        (
+            "Make four red cylinders named p1, p2, p3 and p4 at (2, 0, 0), (0, 0, 2), "
+            "(-2, 0, 0) and (0, 0, -2).",
+            ToolCallPart(name="add_object", arguments={"name": "p1", "shape": "cone"}),
+            ("add_object", "p2"),
+        ),
+        (
+            "Add a red box named crate and a point light named lamp above it.",
+            ToolCallPart(name="add_object", arguments={"name": "crate", "shape": "box"}),
+            ("add_light", "lamp"),
+        ),
+    ]
+    for ask, first, (tool_name, name) in cases:
+        request = ModelRequest(
+            messages=_one_call(ask, first, f'added "{first.arguments["name"]}".'),
+            tools=[MAKE, LIGHT],
+            settings=settings,
+        )
+        made = await model._make_unmade_part(request, early)
+        (call,) = made.tool_calls
+        _assert_valid(call, [MAKE, LIGHT])
+        assert (call.name, call.arguments["name"]) == (tool_name, name), call
+    # The narrower grammar reaches the engine on every path (chat, streamed, token trace):
+    # held to a name the request never gives, the call carries that name.
+    held = MAKE.model_copy(
+        update={
+            "parameters": {
+                **MAKE.parameters,
+                "properties": {**MAKE.parameters["properties"], "name": {"const": "Zed"}},
+            }
+        }
+    )
+    extra = {TURN_GRAMMAR: tool_call_grammar([held], "required")}
+    for record in (False, True):
+        ask = ModelRequest(
+            messages=[Message.user("Add a red box named crate.")],
+            tools=[MAKE, LIGHT],
+            settings=settings.model_copy(
+                update={"tool_choice": "required", "extra": extra, "record_tokens": record}
+            ),
+        )
+        (call,) = (await model.request(ask)).tool_calls
+        assert (call.name, call.arguments["name"]) == ("add_object", "Zed"), call
+        if not record:
+            streamed = [item async for item in model.stream(ask)][-1]
+            assert isinstance(streamed, ModelResponse)
+            assert [c.arguments["name"] for c in streamed.tool_calls] == ["Zed"]
     await model.aclose()
 
 

@@ -17,6 +17,7 @@ from agentsdk_openai.local import (
     parse_constrained,
     tool_call_grammar,
 )
+from agentsdk_openai.local.grammar import TURN_GRAMMAR
 from agentsdk_openai.local.model import without_pasted_json
 from pydantic import BaseModel
 
@@ -352,6 +353,25 @@ def test_request_bodies_carry_the_cue_and_the_token_cap() -> None:
     assert body["chat_template_kwargs"]["agentsdk_next_step"] is True and body["max_tokens"] == 64
     body = json.loads(model.chat_body(model._with_defaults(ask), constrained=True, stream=False))
     assert "max_tokens" not in body
+
+
+def test_a_turn_of_its_own_grammar_keeps_the_prompt_the_same() -> None:
+    # The call for a missing part is sampled under a narrower grammar, but the tools shown
+    # in the prompt stay as offered: the cached prefix (system turn and tools) still holds.
+    model = LocalChatModel(LocalEngine("qwen2.5-coder-1.5b"))  # nothing starts
+    ask = ModelRequest(messages=[Message.user("Move the cube.")], tools=[MOVE])
+    narrow = tool_call_grammar([MOVE], "required")
+    own = ask.model_copy(
+        update={"settings": ask.settings.model_copy(update={"extra": {TURN_GRAMMAR: narrow}})}
+    )
+    usual = json.loads(model.chat_body(ask, constrained=True, stream=False))
+    body = json.loads(model.chat_body(own, constrained=True, stream=False))
+    assert body["grammar"] == narrow != usual["grammar"]
+    kwargs, usual_kwargs = body["chat_template_kwargs"], usual["chat_template_kwargs"]
+    assert kwargs["agentsdk_tools"] == usual_kwargs["agentsdk_tools"]
+    assert TURN_GRAMMAR not in body and TURN_GRAMMAR not in json.dumps(kwargs)
+    plain = json.loads(model.chat_body(own, constrained=False, stream=False))
+    assert TURN_GRAMMAR not in plain and "grammar" not in plain
 
 
 @pytest.mark.anyio

@@ -9,6 +9,7 @@ from agentsdk_openai.local.unmade import (
     asked_for,
     files_in,
     named_in,
+    pinned_makers,
     steps_in,
     unmade_names,
     unmade_parts,
@@ -295,3 +296,69 @@ def test_a_name_made_as_another_kind_of_thing_is_unmade(
         Part("kind", name, asked_for(ask, name))
         in unmade_parts(_run(ask, (call, "ok"), (aim, "ok")))
     ) is wrong
+
+
+def _maker(name: str, naming: str = "name", **more: dict[str, object]) -> ToolSpec:
+    """A tool that makes a thing named by its ``naming`` argument (``creates``)."""
+    properties = {naming: {"type": "string", "description": "its name"}, **more}
+    parameters = {"type": "object", "properties": properties, "required": []}
+    return ToolSpec(name=name, description=name, parameters=parameters, creates=naming)
+
+
+MAKERS = [
+    _maker("add_object", shape={"type": "string"}),
+    _maker("add_light", kind={"type": "string"}),
+    _maker("place_camera"),
+    _spec("update_object"),  # takes a name, but of a thing already there
+]
+
+
+@pytest.mark.parametrize(
+    ("ask", "made", "missing", "tools"),
+    [
+        # A shape: the tools that make neither lights nor cameras.
+        ("Make four red cylinders named p1, p2, p3 and p4.", "p1", "p2", ["add_object"]),
+        # A light or a camera: the tools whose names say they make one.
+        ("Add a box named crate and a point light named lamp above it.", "crate", "lamp",
+         ["add_light"]),
+        ("a cube named Box and a camera named Eye that looks at it", "Box", "Eye",
+         ["place_camera"]),
+        # No kind in the words: every tool that makes things.
+        ("Add a thing named a and a thing named b.", "a", "b",
+         ["add_object", "add_light", "place_camera"]),
+    ],
+)  # fmt: skip
+def test_a_missing_name_is_asked_for_with_its_makers_held_to_it(
+    ask: str, made: str, missing: str, tools: list[str]
+) -> None:
+    first = ToolCallPart(name="add_object", arguments={"name": made})
+    request = _run(ask, (first, f"added {made}")).model_copy(update={"tools": MAKERS})
+    part = next(p for p in unmade_parts(request) if p.kind == "name")
+    assert part.key == missing
+    pinned = pinned_makers(request, part)
+    assert [tool.name for tool in pinned] == tools
+    for tool in pinned:
+        offered = next(t for t in MAKERS if t.name == tool.name)
+        # Its naming argument is required and holds only the missing name; the rest of
+        # the schema, and the tool as offered, are as they were.
+        assert tool.parameters["properties"]["name"] == {"type": "string", "const": missing}
+        assert tool.parameters["required"] == ["name"]
+        rest = {k: v for k, v in tool.parameters["properties"].items() if k != "name"}
+        assert rest == {k: v for k, v in offered.parameters["properties"].items() if k != "name"}
+        assert offered.parameters["properties"]["name"]["description"] == "its name"
+        assert offered.parameters["required"] == []
+
+
+def test_nothing_is_pinned_without_a_missing_name_or_a_tool_that_makes_things() -> None:
+    ask = "Add a box named crate, then render the result."
+    box = ToolCallPart(name="add_object", arguments={"name": "crate"})
+    request = _run(ask, (box, "added crate"), tools=("render",))
+    (step,) = unmade_parts(request)
+    assert step.kind == "step" and pinned_makers(request, step) == []
+    bare = _run("Add a box named crate.", tools=("add_object",))  # no tool declares creates
+    (name,) = unmade_parts(bare)
+    assert name.kind == "name" and pinned_makers(bare, name) == []
+    # A tool may name what it makes by another argument: that one is held.
+    node = _maker("add_node", naming="node_name")
+    pinned = pinned_makers(bare.model_copy(update={"tools": [node]}), name)
+    assert pinned[0].parameters["properties"]["node_name"]["const"] == "crate"

@@ -135,7 +135,7 @@ class SceneTools:
     ) -> list[str | Image]:
         raise NotImplementedError  # provided by ThreeJSToolkit
 
-    @tool(side_effects=True)
+    @tool(side_effects=True, creates="name")
     async def add_object(
         self,
         name: str,
@@ -218,7 +218,7 @@ class SceneTools:
         """
         return await self._apply([_op("remove", name=name)], ctx)
 
-    @tool(side_effects=True)
+    @tool(side_effects=True, creates="name")
     async def add_light(
         self,
         kind: str = "directional",

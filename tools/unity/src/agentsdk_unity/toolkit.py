@@ -281,7 +281,7 @@ class UnityToolkit(Toolkit):
 
     # ---------- GameObjects
 
-    @tool(side_effects=True)
+    @tool(side_effects=True, creates="name")
     async def create_gameobject(
         self,
         name: str,

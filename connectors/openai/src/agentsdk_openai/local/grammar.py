@@ -25,7 +25,12 @@ from agentsdk.tools import ToolSpec
 
 from agentsdk import TextPart, ToolCallPart
 
-__all__ = ["call_schema", "parse_constrained", "tool_call_grammar"]
+__all__ = ["TURN_GRAMMAR", "call_schema", "parse_constrained", "tool_call_grammar"]
+
+TURN_GRAMMAR = "agentsdk_grammar"
+"""A key of ``settings.extra`` holding a grammar for one turn, narrower than the offered
+tools' (the call for a missing part: :func:`~.unmade.pinned_makers`). The tools shown in
+the prompt stay the same, so the cached prefix still holds. Not sent to the engine as is."""
 
 
 def _any_case(words: str) -> str:

@@ -27,11 +27,11 @@ from ..model import OpenAIChatModel, _server_message
 from ..profiles import engine_profile
 from .announced import announced_tool, announces_a_step, echoes_call_format, echoes_cue
 from .engine import LocalEngine
-from .grammar import parse_constrained, tool_call_grammar
+from .grammar import TURN_GRAMMAR, parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
 from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
-from .unmade import Part, does_step, newest_request_at, unmade_parts
+from .unmade import Part, does_step, newest_request_at, pinned_makers, unmade_parts
 
 __all__ = ["LocalChatModel", "changed_the_world", "not_an_answer", "without_pasted_json"]
 
@@ -391,6 +391,11 @@ class LocalChatModel(OpenAIChatModel):
             "agentsdk_unmade": _listed(left),
         }
         choice = _tool_for_steps(request, left) or "required"
+        pinned = pinned_makers(request, left[0]) if self._constrains(request) else []
+        if pinned:
+            # The call that makes the part under its name: told which part was left, the
+            # 1.5B model sent the first part's call again (s18's p1 for p2).
+            extra[TURN_GRAMMAR] = tool_call_grammar(pinned, "required")
         again = await self._sample_again(
             request, {"tool_choice": choice, "extra": extra}, f"the call for {left[0].key}"
         )
@@ -518,12 +523,14 @@ class LocalChatModel(OpenAIChatModel):
         elif self._steps(request):
             kwargs.setdefault("agentsdk_next_step", True)
         if not constrained:
-            if kwargs:
+            narrowed = extra.pop(TURN_GRAMMAR, None) is not None  # constrained turns only
+            if kwargs or narrowed:
                 extra["chat_template_kwargs"] = kwargs
                 settings = request.settings.model_copy(update={"extra": extra})
                 request = request.model_copy(update={"settings": settings})
             return super()._body(request, stream=stream, prompted=False)
         grammar, wire_tools = self.grammar_for(request.tools, request.settings.tool_choice)
+        grammar = extra.pop(TURN_GRAMMAR, None) or grammar  # a turn's own, narrower grammar
         kwargs["agentsdk_tools"] = wire_tools
         extra["chat_template_kwargs"] = kwargs
         if grammar is not None:

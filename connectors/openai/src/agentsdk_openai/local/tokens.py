@@ -27,6 +27,7 @@ from agentsdk import (
 
 from .._response import Completion
 from ..prompted import response_parts
+from .grammar import TURN_GRAMMAR
 
 if TYPE_CHECKING:
     from .model import LocalChatModel
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["complete_with_tokens"]
 
 # Request fields that belong to the chat endpoint only; the rest of `extra` is passed on.
-_CHAT_ONLY = frozenset({"chat_template_kwargs", "grammar", "tools", "tool_choice", "messages"})
+_CHAT_ONLY = frozenset(
+    {"chat_template_kwargs", "grammar", "tools", "tool_choice", "messages", TURN_GRAMMAR}
+)
 
 
 async def complete_with_tokens(
@@ -64,6 +67,7 @@ async def complete_with_tokens(
         body["seed"] = settings.seed
     if constrained:
         grammar, _ = model.grammar_for(request.tools, settings.tool_choice)
+        grammar = settings.extra.get(TURN_GRAMMAR) or grammar
         if grammar is not None:
             body["grammar"] = grammar
     elif request.output_schema is not None and not offered:

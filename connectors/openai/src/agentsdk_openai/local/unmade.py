@@ -31,6 +31,11 @@ apple" made as a light). Only the call that made it is judged (the first with th
 
 Otherwise only names count: a part asked for without one ("and a light") cannot be told
 apart from the rest.
+
+A name still missing is asked for with the call that makes it under that name
+(:func:`pinned_makers`): the offered tools that declare the argument naming what they make
+(``@tool(creates="name")``), that argument held to the name. Told in the cue which part
+was left, the 1.5B model sent the first part's call again (s18's p1 for p2).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+
+from agentsdk.tools import ToolSpec
 
 from agentsdk import ModelRequest, ToolCallPart
 
@@ -49,6 +56,7 @@ __all__ = [
     "files_in",
     "named_in",
     "newest_request_at",
+    "pinned_makers",
     "steps_in",
     "unmade_names",
     "unmade_parts",
@@ -387,3 +395,37 @@ def _head(text: str, name: str) -> str:
 
 def _mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text, re.I) is not None
+
+
+def pinned_makers(request: ModelRequest, part: Part) -> list[ToolSpec]:
+    """The offered tools that make the named part still missing, each with the argument
+    that names what it makes (:attr:`~agentsdk.ToolSpec.creates`) held to the part's name:
+    a call under this grammar makes that part, not another one. Among the tools that make
+    things, those whose names say they make the kind of thing the request asks for ("a
+    point light named lamp": ``add_light``), when any do; for a shape, those that make
+    neither lights nor cameras. Empty for a part that is no missing name, or when no
+    offered tool declares what it makes."""
+    if part.kind != "name":
+        return []
+    makers = [tool for tool in request.tools if tool.creates]
+    start = newest_request_at(request)
+    if not makers or start is None:
+        return []
+    asked = _kind(_head(request.messages[start].text, part.key))
+    if asked == "shape":
+        fitting = [tool for tool in makers if _kind(tool.name) not in ("light", "camera")]
+    else:
+        fitting = [tool for tool in makers if asked is not None and _kind(tool.name) == asked]
+    return [_pinned(tool, part.key) for tool in fitting or makers]
+
+
+def _pinned(tool: ToolSpec, name: str) -> ToolSpec:
+    """The tool with its naming argument required and held to ``name``."""
+    assert tool.creates is not None
+    parameters = dict(tool.parameters)
+    properties = dict(parameters.get("properties") or {})
+    properties[tool.creates] = {"type": "string", "const": name}
+    required = list(parameters.get("required") or [])
+    parameters["properties"] = properties
+    parameters["required"] = required + [tool.creates] * (tool.creates not in required)
+    return tool.model_copy(update={"parameters": parameters})
