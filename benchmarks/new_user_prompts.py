@@ -2,15 +2,17 @@
 does with them, with the toolkit's instructions in its prompt (the default since session 16)
 and without (``toolkit_instructions=False``, what such an agent sent before).
 
-Three sets, each written before it was first run and not tuned against afterwards: ``s16``
+Four sets, each written before it was first run and not tuned against afterwards: ``s16``
 (eight prompts, session 16), ``s17`` (nine more, written in session 17 before any change
-of that session was run) and ``s18`` (nine more, written in session 18 before any run on
-them, after that session's changes were made but not measured on new prompts). Nothing checks the outcome automatically: each row keeps
+of that session was run), ``s18`` (nine more, written in session 18 before any run on
+them, after that session's changes were made but not measured on new prompts) and ``s19``
+(nine more, written in session 19 the same way). Nothing checks the outcome
+automatically: each row keeps
 the calls, the answer and the last tool result (the scene as the tools describe it), and
 the judgement is written in the tasks README. Writes --out (default
 benchmarks/results/new_user_prompts.json), and one trace per run with --traces.
 
-    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17|s18] [--only on|off]
+    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17|s18|s19] [--only on|off]
         [--out FILE] [--traces DIR]
 """
 
@@ -60,6 +62,19 @@ SETS["s18"] = [
     ("godot", "Create a main scene with a green box named Ground, 10 by 0.5 by 10, and a red sphere named Ball resting on it, then take a screenshot."),
     ("godot", "Make a main scene with a Label named Score showing 0 and a Button named Restart below it."),
     ("godot", "Build a main scene with a blue cube named Player and attach a script to it that moves it up by 1 every second."),
+]  # fmt: skip
+
+
+SETS["s19"] = [
+    ("threejs", "Build a snowman: three white spheres named base, middle and head, of radius 1, 0.7 and 0.45, stacked on top of each other on the ground."),
+    ("threejs", "Add a green cone named tree, radius 1 and 3 tall, on the ground, a brown cylinder named trunk under it, and a directional light named sun."),
+    ("threejs", "Put a blue torus named ring at (0, 2, 0), a yellow point light named glow at (2, 4, 2), and show me a render of it."),
+    ("blender", "Make a table: a brown cube named Top, 2 m by 1 m by 0.1 m, at a height of 1 m, and four thin cylinders named Leg1, Leg2, Leg3 and Leg4 under its corners."),
+    ("blender", "Add a red sphere named Apple of radius 0.5 resting on the ground and a camera named View at (4, -4, 3) looking at it, then render the camera view."),
+    ("blender", "Create a white plane named Floor, 10 m across, a green cube named Box on it, and export everything to scene.glb."),
+    ("godot", "Create a main scene with a Camera named Eye at (0, 2, 6), a DirectionalLight named Sun, and a red sphere named Ball at the origin."),
+    ("godot", "Make a main scene whose root is a Control, with a Button named Start and a Label named Info that says Ready."),
+    ("godot", "Build a main scene with a grey box named Floor, 8 by 0.2 by 8, and a yellow cube named Coin resting on it."),
 ]  # fmt: skip
 
 
