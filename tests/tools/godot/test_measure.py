@@ -3,6 +3,7 @@ headless): bounds of rotated and scaled meshes, contact, overlap, distance, fram
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 from collections.abc import AsyncIterator
@@ -274,6 +275,105 @@ async def test_a_rest_on_that_cannot_be_done_changes_nothing(toolkit: GodotToolk
         toolkit, "add_node", scene=scene, name="Empty", type="Spatial", rest_on="Floor"
     )
     assert meshless.is_error and "Empty (Spatial) draws nothing" in meshless.text
+    assert "no bottom to stand on" in meshless.text and 'mesh = "CubeMesh()"' in meshless.text
+    assert toolkit.project.file(scene).read_bytes() == before
+
+
+def suggested_call(text: str, tool_name: str) -> dict[str, object]:
+    """The arguments of the first `tool_name(...)` call an error offers, as a model copies it."""
+    start = text.index(tool_name + "(")
+    for end in (i for i, char in enumerate(text) if char == ")" and i > start):
+        try:
+            parsed = ast.parse(text[start : end + 1], mode="eval").body
+        except SyntaxError:
+            continue  # a ")" inside the call
+        assert isinstance(parsed, ast.Call)
+        return {k.arg or "": ast.literal_eval(k.value) for k in parsed.keywords}
+    raise AssertionError(f"no {tool_name} call in {text!r}")
+
+
+async def test_rest_on_is_refused_for_2d_nodes_with_the_call_that_places_them(
+    toolkit: GodotToolkit,
+) -> None:
+    # A Control, a Node2D or a Timer has no 3D bounds: the engine measures none, and the
+    # error once named the new node as missing ("no node 'Restart' in the scene"), which the
+    # small model repeated until the loop guard stopped it.
+    scene = "res://main.tscn"
+    for name, kind in (("Score", "Label"), ("HUD", "Node2D")):
+        made = await call(toolkit, "add_node", scene=scene, name=name, type=kind)
+        assert not made.is_error, made.text
+    before = toolkit.project.file(scene).read_bytes()
+
+    button = await call(
+        toolkit, "add_node", scene=scene, name="Restart", type="Button", parent=".",
+        properties={"text": "Restart", "rest_on": "Score"},
+    )  # fmt: skip
+    assert button.is_error
+    assert "rest_on is for 3D nodes (Spatial" in button.text, button.text
+    assert "Restart would be a Button, a Control" in button.text and "no node" not in button.text
+    assert "Nothing was added. Place it with rect_position" in button.text
+    assert toolkit.project.file(scene).read_bytes() == before
+    again = suggested_call(button.text, "add_node")
+    assert "rest_on" not in again and again["properties"] == {
+        "text": "Restart",
+        "rect_position": "Vector2( 0, 40 )",  # 40 px below Score, which is at (0, 0)
+    }
+    label = await call(
+        toolkit, "set_property", scene=scene, node="Score", property="text", value="Score: 1",
+        rest_on="ground",
+    )  # fmt: skip
+    assert label.is_error and "Score is a Label, a Control" in label.text, label.text
+    assert "Nothing was changed" in label.text and 'property="rect_position"' in label.text
+    sprite = await call(
+        toolkit, "add_node", scene=scene, name="Icon", type="Sprite", parent="HUD",
+        rest_on="ground",
+    )  # fmt: skip
+    assert sprite.is_error and "Icon would be a Sprite, a Node2D" in sprite.text, sprite.text
+    assert suggested_call(sprite.text, "add_node")["properties"] == {
+        "position": "Vector2( 20, 20 )"
+    }
+    timer = await call(toolkit, "add_node", scene=scene, name="Tick", type="Timer", rest_on="Floor")
+    assert timer.is_error and "Tick would be a Timer" in timer.text, timer.text
+    assert 'Leave rest_on out: add_node(scene="res://main.tscn", name="Tick"' in timer.text
+    # a 3D node on a 2D support: refused too, naming the support's class and what it can stand on
+    onto = await call(
+        toolkit, "add_node", scene=scene, name="Box", type="MeshInstance",
+        properties={"mesh": "CubeMesh()"}, rest_on="Score",
+    )  # fmt: skip
+    assert onto.is_error, onto.text
+    assert "rest_on: Score is a Label, a Control (2D user interface), not a 3D node" in onto.text
+    assert 'Use rest_on="ground" (y=0) or a 3D node: Floor, Crate' in onto.text
+    assert toolkit.project.file(scene).read_bytes() == before
+
+    # the call the error offers does what was meant; a 3D node still rests on the ground
+    placed = await call(toolkit, "add_node", **again)
+    assert not placed.is_error and "rect_position = Vector2( 0, 40 )" in placed.text, placed.text
+    grounded = await call(
+        toolkit, "add_node", scene=scene, name="Box", type="MeshInstance",
+        properties={"mesh": "CubeMesh()", "translation": "Vector3( 6, 4, 6 )"}, rest_on="ground",
+    )  # fmt: skip
+    assert "rests on the ground (y=0)" in grounded.text, grounded.text
+    m = await toolkit.measurements(scene)
+    assert m.bounded("Box").min == pytest.approx((5.0, 0.0, 5.0), abs=1e-3)
+
+
+async def test_without_the_class_list_a_2d_rest_is_still_named_for_what_it_is(
+    toolkit: GodotToolkit,
+) -> None:
+    # The engine's class list can be missing (a Godot 4 without the class-info helper): then
+    # the measurement finds the 2D node absent, and says why instead of "no node ... (nodes: .)".
+    scene = "res://main.tscn"
+    await call(toolkit, "add_node", scene=scene, name="Score", type="Label")
+    before = toolkit.project.file(scene).read_bytes()
+    assert toolkit._catalog is not None
+    toolkit._catalog.available = False
+    button = await call(toolkit, "add_node", scene=scene, name="Restart", type="Button",
+                        rest_on="Score")  # fmt: skip
+    assert button.is_error and "Restart (Button) has no 3D bounds" in button.text, button.text
+    assert "rest_on is for 3D nodes (Spatial" in button.text
+    box = await call(toolkit, "add_node", scene=scene, name="Box", type="MeshInstance",
+                     properties={"mesh": "CubeMesh()"}, rest_on="Score")  # fmt: skip
+    assert box.is_error and "Score (Label) has no 3D bounds" in box.text, box.text
     assert toolkit.project.file(scene).read_bytes() == before
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from agentsdk import ToolError, tool
@@ -13,11 +14,20 @@ from agentsdk_godot.engine import HarnessJob
 from agentsdk_godot.project import ProjectPathError
 from agentsdk_godot.properties import PropertyWriter, literal
 from agentsdk_godot.reports import SceneChange, ScriptCheck, run_report
-from agentsdk_godot.rest import GROUND, TOLERANCE, current_origin, plan_rest, set_origin
+from agentsdk_godot.rest import (
+    GROUND,
+    TOLERANCE,
+    current_origin,
+    flat_node,
+    is_measured,
+    plan_rest,
+    set_origin,
+    stored_vector2,
+)
 from agentsdk_godot.scene import NodeEntry, SceneError, SceneFile
 from agentsdk_godot.sizes import SizeError, parse_size, resize, shown
 from agentsdk_godot.toolkit_base import GodotToolkitBase, OptProperties, OptSize, OptText
-from agentsdk_godot.variant import ExtResource, VariantSyntaxError, format_variant
+from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError, format_variant
 
 __all__ = ["AuthoringTools", "literal"]
 
@@ -40,11 +50,23 @@ def _add_node_call(
     size: object,
 ) -> str:
     """The add_node call with these arguments, written as a model writes one."""
-    said = {"scene": scene, "name": name, "type": type, "parent": parent}
+    said: dict[str, object] = {"scene": scene, "name": name, "type": type, "parent": parent}
     given = {"properties": properties or None, "rest_on": rest_on, "size": size}
     said.update({key: value for key, value in given.items() if value is not None})
     shown = ", ".join(f"{key}={json.dumps(value)}" for key, value in said.items())
     return f"add_node({shown})"
+
+
+def _node_or_none(doc: SceneFile, path: str) -> NodeEntry | None:
+    try:
+        return doc.node(path)
+    except SceneError:
+        return None
+
+
+def _set_property_call(scene: str, node: str, property: str, value: str) -> str:
+    said = {"scene": scene, "node": node, "property": property, "value": value}
+    return "set_property(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in said.items()) + ")"
 
 
 def _as_colour(said: str) -> str:
@@ -156,7 +178,7 @@ class AuthoringTools(GodotToolkitBase):
                 break
         return f'add_node(scene="{scene}", name="...", type="{kind}")'
 
-    @tool(side_effects=True)
+    @tool(side_effects=True, creates="name")
     async def add_node(
         self,
         scene: str,
@@ -191,6 +213,13 @@ class AuthoringTools(GodotToolkitBase):
         cls = self.project.dialect.class_name(type)
         catalog = await self._known(doc, [cls], list((properties or {}).values()))
         catalog.check_node_class(cls)
+        if rest_on is not None:
+
+            def without_rest(extra: dict[str, str]) -> str:
+                given = {**original, **extra}
+                return _add_node_call(scene, name, type, parent, given, None, size)
+
+            self._check_rest_3d(doc, name, cls, rest_on, original, without_rest, new=True)
         meant = {key: self._colour_property(cls, key) for key in properties}
         properties = {meant[key]: value for key, value in properties.items()}
         if "size" in properties and not self._own_size(cls):  # the argument, among properties
@@ -325,14 +354,91 @@ class AuthoringTools(GodotToolkitBase):
                 f'rest_on: {scene} has no node {rest_on!r}; use "{GROUND}" (y=0) or one of: {known}'
             ) from None
 
+    def _check_rest_3d(
+        self,
+        doc: SceneFile,
+        path: str,
+        cls: str | None,
+        rest_on: str,
+        given: Collection[str],
+        again: Callable[[dict[str, str]], str],
+        *,
+        new: bool,
+    ) -> None:
+        """Refuse, before anything is written, a rest_on whose node or support is not a 3D node:
+        the engine measures 3D bounds only. A Button resting on a Label got "no node 'Restart'
+        in the scene", and the model repeated the call until the loop guard stopped it.
+        `again(extra)` is the call that does the rest of the edit without rest_on, with the
+        properties `extra` too; `given` are the properties the call sets already."""
+        catalog, dialect = self._catalog, self.project.dialect
+        if catalog is None:
+            return
+        spatial = dialect.class_name("Spatial")
+        unchanged = "Nothing was added." if new else "Nothing was changed."
+        support = _node_or_none(doc, rest_on)  # None: the ground
+        flat = flat_node(catalog, dialect, cls)
+        if flat is not None:
+            name = path.rsplit("/", 1)[-1]
+            head = (
+                f"rest_on is for 3D nodes ({spatial} and the classes that inherit it): {name} "
+                f"{'would be' if new else 'is'} a {cls}, {flat.kind}, which has no 3D bounds to "
+                f"stand on anything. {unchanged}"
+            )
+            if flat.position is None:
+                raise ToolError(f"{head} Leave rest_on out: {again({})}")
+            if flat.position in given:
+                raise ToolError(
+                    f"{head} Its {flat.position} places it; without rest_on: {again({})}"
+                )
+            value, where = self._flat_place(flat.position, support)
+            raise ToolError(
+                f"{head} Place it with {flat.position} (in pixels) instead{where}: "
+                + again({flat.position: value})
+            )
+        under = flat_node(catalog, dialect, support.type) if support is not None else None
+        if support is not None and under is not None:
+            solid = [
+                n.path
+                for n in doc.nodes[1:]
+                if n.path != path and catalog.is_a(n.type, spatial) is not False
+            ]
+            others = (
+                f" or a 3D node: {', '.join(solid)}" if solid else " (no 3D node to stand on yet)"
+            )
+            raise ToolError(
+                f"rest_on: {support.path} is a {support.type}, {under.kind}, not a 3D node "
+                f'({spatial}): nothing can stand on it. {unchanged} Use rest_on="{GROUND}" '
+                f"(y=0){others}"
+            )
+
+    def _flat_place(self, prop: str, support: NodeEntry | None) -> tuple[str, str]:
+        """A value of `prop` to offer a 2D node asked to rest on `support`, and what it means:
+        40 px below a support placed by the same property, else a little in from the corner."""
+        x, y, where = 20.0, 20.0, ""
+        known = self._catalog.properties(support.type) if self._catalog and support else None
+        if support is not None and known is not None and prop in known:
+            x, y = stored_vector2(support.properties.get(prop)) or (0.0, 0.0)
+            y, where = y + 40, f", e.g. 40 px below {support.path}"
+        value = format_variant(Constructor("Vector2", (x, y)), self.project.dialect.style)
+        return value, where
+
     async def _rest(
         self, scene: str, doc: SceneFile, node: NodeEntry, rest_on: str, *, centre: bool
     ) -> str:
         """Move `node` so its bottom touches `rest_on`'s top; re-measure and say what holds."""
         support = rest_on.strip()
+        found = await self.measurements(scene)
         try:
-            move = plan_rest(await self.measurements(scene), node.path, support, centre=centre)
+            move = plan_rest(found, node.path, support, centre=centre)
         except KeyError as err:
+            # with no class catalog a 2D node gets here: the engine measures only 3D nodes
+            spatial = self.project.dialect.class_name("Spatial")
+            for entry, said in ((node, node.path), (_node_or_none(doc, support), support)):
+                if entry is not None and not is_measured(found, said):
+                    raise ToolError(
+                        f"rest_on: {entry.path} ({entry.type or 'a scene instance'}) has no 3D "
+                        f"bounds: rest_on is for 3D nodes ({spatial} and the classes that inherit it)"
+                    ) from None
             raise ToolError(f"rest_on: {err.args[0]}") from None
         x, y, z = current_origin(node)
         dx, dy, dz = move.delta
@@ -393,6 +499,17 @@ class AuthoringTools(GodotToolkitBase):
         if rest_on is not None:
             self._check_support(doc, scene, rest_on, target.path)
         catalog = await self._known(doc, [target.type or ""], [value])
+        if rest_on is not None:
+
+            def without_rest(extra: dict[str, str]) -> str:
+                said = {property: value, **extra}
+                calls = [_set_property_call(scene, target.path, k, v) for k, v in said.items()]
+                return ", then ".join(calls)
+
+            given = [property.strip()]
+            self._check_rest_3d(
+                doc, target.path, target.type, rest_on, given, without_rest, new=False
+            )
         script_ref = target.properties.get("script")
         script = next((e.path for e in doc.ext_resources if script_ref == ExtResource(e.id)), None)
         writer = PropertyWriter(doc, catalog, self.project.dialect)
