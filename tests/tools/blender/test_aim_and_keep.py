@@ -250,14 +250,17 @@ async def test_bad_delete_requests_delete_nothing(toolkit: BlenderToolkit) -> No
     before = await objects(toolkit)
     both = await call(toolkit, "delete", names=["Ball"], keep=["Crate"])
     assert both.is_error and "give names" in both.text and "not both" in both.text
+    assert 'call delete(names=["Ball"])' in both.text and 'call delete(keep=["Crate"])' in both.text
     neither = await call(toolkit, "delete")
     assert neither.is_error and "or keep (delete every other object)" in neither.text
     unknown = await call(toolkit, "delete", keep=["Crate", "Crat"])
     assert unknown.is_error
     assert (
-        "keep: no object named 'Crat' (objects: Ball, Camera, Crate, Cutter, Focus," in unknown.text
+        "keep: no object named Crat (the scene has: Ball, Camera, Crate, Cutter, Focus,"
+        in unknown.text
     )
-    assert "did you mean 'Crate'?" in unknown.text and "nothing was deleted" in unknown.text
+    assert "did you mean Crate?" in unknown.text and "nothing was deleted" in unknown.text
+    assert 'Call delete again with keep=["Crate"]' in unknown.text
     empty = await call(toolkit, "delete", keep=[])
     assert empty.is_error and empty.kind == "invalid_arguments" and "- keep:" in empty.text
     assert await objects(toolkit) == before

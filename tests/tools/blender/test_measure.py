@@ -119,17 +119,18 @@ async def test_unknown_names_come_back_with_the_call_that_works(toolkit: Blender
     fit = next(t for t in toolkit.tools() if t.name == "fit_view")
     # the only object there is: the 1.5B model asked for the monkey by its kind
     only = await fit.call({"names": ["monkey"]}, ctx=None)
-    assert only.is_error and "objects with geometry: Suzanne" in only.text
-    assert 'call fit_view(names=["Suzanne"])' in only.text, only.text
+    assert only.is_error and "(objects with geometry: Suzanne)" in only.text
+    assert 'Call fit_view again with names=["Suzanne"]' in only.text, only.text
     await cube(toolkit, "Crate", 1.0, [3, 0, 0.5])
     slip = await fit.call({"names": ["crate", "Suzanne"]}, ctx=None)
-    assert 'call fit_view(names=["Crate", "Suzanne"])' in slip.text, slip.text
+    assert 'Call fit_view again with names=["Crate", "Suzanne"]' in slip.text, slip.text
     # no likely object among two: the list, and no guess
     lost = await fit.call({"names": ["Lamp"]}, ctx=None)
-    assert "objects with geometry: Crate, Suzanne" in lost.text and "call fit_view" not in lost.text
+    assert "objects with geometry: Crate, Suzanne" in lost.text and "did you mean" not in lost.text
+    assert "leave names out (fit_view without names frames every object)" in lost.text
     measure = next(t for t in toolkit.tools() if t.name == "measure_object")
     typo = await measure.call({"name": "Crat"}, ctx=None)
-    assert typo.is_error and "did you mean 'Crate'?" in typo.text, typo.text
+    assert typo.is_error and "did you mean Crate?" in typo.text, typo.text
 
 
 async def test_dimensions(toolkit: BlenderToolkit) -> None:

@@ -109,7 +109,10 @@ async def test_failed_tool_call_leaves_scene_as_it_was(toolkit: BlenderToolkit) 
     before = await ok(toolkit, "scene_info")
     outcome = await call(toolkit, "delete", names=["Crate", "Camera", "Nope"])
     assert outcome.is_error
-    assert "no object named 'Nope'" in outcome.text and "restored" in outcome.text
+    assert (
+        "no object named Nope (the scene has: Camera, Crate, Light)" in outcome.text
+        and "restored" in outcome.text
+    )
     assert await ok(toolkit, "scene_info") == before
 
 

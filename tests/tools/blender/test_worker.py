@@ -75,7 +75,7 @@ def test_other_protocol_version_is_refused(other: int) -> None:
 
 async def test_unknown_object_is_a_clear_error(worker: BlenderWorker) -> None:
     await _fresh_cube(worker)
-    with pytest.raises(CommandFailed, match="no object named 'Ghost'"):
+    with pytest.raises(CommandFailed, match="no object named Ghost"):
         await worker.call("delete", DeleteArgs(names=["Ghost"]), ObjectInfo)
 
 
@@ -92,7 +92,7 @@ async def test_failing_delete_leaves_scene_unchanged(worker: BlenderWorker) -> N
 async def test_failing_boolean_leaves_no_half_made_modifier(worker: BlenderWorker) -> None:
     await _fresh_cube(worker)
     args = AddModifierArgs(name="Crate", kind="boolean", target="Cutter")
-    with pytest.raises(CommandFailed, match="no object named 'Cutter'"):
+    with pytest.raises(CommandFailed, match=r"no object named Cutter .*create_primitive"):
         await worker.call("add_modifier", args, ObjectInfo)
     assert (await _scene(worker))["Crate"].modifiers == []
 

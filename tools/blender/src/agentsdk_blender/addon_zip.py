@@ -21,6 +21,7 @@ _SOURCES = (
     "engine_sight.py",
     "engine_settings.py",
     "engine_state.py",
+    "engine_unknown.py",
     "engine_vision.py",
     "framing.py",
 )

@@ -27,8 +27,9 @@ from . import (
     engine_sight,
 )
 from .engine_errors import CommandError, ScriptFailed
-from .engine_names import give_name, no_object, own_name, refuse_taken
+from .engine_names import give_name, own_name, refuse_taken
 from .engine_state import SavedScene, SceneSnapshot
+from .engine_unknown import missing_objects
 from .framing import PROTOCOL_VERSION
 
 JSON = dict[str, Any]
@@ -47,10 +48,10 @@ PRIMITIVES: dict[str, Callable[..., Any]] = {
 }
 
 
-def _object(name: str) -> Any:
+def _object(name: str, tool: str, field: str = "name") -> Any:
     obj = bpy.data.objects.get(name)
     if obj is None:
-        raise CommandError(no_object(name))
+        raise CommandError(missing_objects([name], tool=tool, field=field))
     return obj
 
 
@@ -201,7 +202,7 @@ def _apply_transform(obj: Any, args: JSON) -> None:
 
 def set_transform(args: JSON) -> JSON:
     """Set location, rotation (degrees) and/or scale of an object."""
-    obj = _object(args["name"])
+    obj = _object(args["name"], "set_transform")
     before = obj.matrix_world.copy()
     _apply_transform(obj, args)
     aimed = engine_aim.aim(obj, args["look_at"]) if args.get("look_at") is not None else None
@@ -222,7 +223,7 @@ def _same_matrix(a: Any, b: Any, tolerance: float = 1e-6) -> bool:
 
 def set_material(args: JSON) -> JSON:
     """Create or update a Principled BSDF material and assign it to an object."""
-    obj = _object(args["name"])
+    obj = _object(args["name"], "set_material")
     mat = _give_material(obj, args)
     return {"object": obj.name, "material": mat.name}
 
@@ -258,7 +259,7 @@ def _give_material(obj: Any, args: JSON) -> Any:
 
 def add_modifier(args: JSON) -> JSON:
     """Add (and optionally apply) a subdivision, bevel, array, mirror or boolean modifier."""
-    obj = _object(args["name"])
+    obj = _object(args["name"], "add_modifier")
     kind = args["kind"]
     types = {
         "subdivision": "SUBSURF",
@@ -283,7 +284,12 @@ def add_modifier(args: JSON) -> JSON:
         mod.use_axis = ["x" in axes, "y" in axes, "z" in axes]
     elif kind == "boolean":
         mod.operation = args.get("operation", "difference").upper()
-        mod.object = _object(args.get("target") or "")
+        if not args.get("target"):
+            raise CommandError(
+                "a boolean modifier needs target: the name of the cutter object (make one with "
+                "create_primitive first if there is none)"
+            )
+        mod.object = _object(args["target"], "add_modifier", "target")
         if args.get("hide_target", True):
             mod.object.hide_render = True
             mod.object.hide_set(True)

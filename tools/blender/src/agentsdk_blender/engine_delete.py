@@ -11,12 +11,13 @@ attached to its nearest surviving ancestor (or none) without moving in the world
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import bpy
 
 from .engine_errors import CommandError
-from .engine_names import meant, object_list
+from .engine_unknown import listing, missing_objects, spoken
 
 JSON = dict[str, Any]
 
@@ -25,13 +26,42 @@ _EITHER = "give names (the objects to delete) or keep (delete every other object
 
 def _missing(names: list[str], role: str) -> None:
     unknown = [n for n in dict.fromkeys(names) if bpy.data.objects.get(n) is None]
-    if unknown:
-        listed = ", ".join(repr(n) for n in unknown)
-        hints = "".join(meant(n) for n in unknown)
-        raise CommandError(
-            f"{role}: no object named {listed} (objects: {object_list()}){hints}; "
-            "nothing was deleted"
+    if unknown:  # no "create it first" here: a name to delete that no object has is done
+        found = missing_objects(unknown, tool="delete", field=role, asked=names, make=None)
+        raise CommandError(f"{role}: {found}; nothing was deleted")
+
+
+def _both(names: list[str], keep: list[str]) -> str:
+    """The refusal of names and keep together, with the call that does what they ask: they
+    agree (names is what keep would delete), or the two calls to choose between."""
+    names = [n for n in dict.fromkeys(names) if n not in keep]  # a name in both is kept
+    real = [n for n in names if n in bpy.data.objects]
+    absent = [n for n in names if n not in real]
+    kept = [n for n in dict.fromkeys(keep) if n in bpy.data.objects]
+    by_keep = sorted(o.name for o in bpy.data.objects if o.name not in _kept(kept)) if kept else []
+    text = f"{_EITHER}, not both; nothing was deleted"
+    if absent:
+        verb = "do" if len(absent) > 1 else "does"
+        scene = listing(bpy.data.objects.keys())
+        text += f". {spoken(absent)} {verb} not exist (the scene has: {scene})"
+        if not real:
+            text += ", so there is nothing to delete by name"
+    if real and set(real) == set(by_keep):
+        return text + f". Here both mean the same: call delete(names={json.dumps(real)})"
+    choices = []
+    if real:
+        choices.append(f"to delete just {spoken(real)}: call delete(names={json.dumps(real)})")
+    if kept and by_keep:
+        choices.append(
+            f"to delete every object except {spoken(kept)} ({listing(by_keep)}): "
+            f"call delete(keep={json.dumps(kept)})"
         )
+    elif kept:
+        text += f", and keeping {spoken(kept)} deletes nothing either: there is nothing to delete"
+    if choices:
+        advice = "; or ".join(choices)
+        text += ". " + advice[0].upper() + advice[1:]
+    return text
 
 
 def _used_objects(obj: Any) -> list[tuple[Any, str]]:
@@ -92,8 +122,10 @@ def delete(args: JSON) -> JSON:
     """Delete the objects in ``names``, or every object but those in ``keep`` (and what they
     need, see the module); an unknown name deletes nothing."""
     names, keep = list(args.get("names") or []), list(args.get("keep") or [])
+    if names and set(names) <= set(keep):
+        names = []  # an object in both lists is kept: small models fill every field
     if names and keep:
-        raise CommandError(f"{_EITHER}, not both")
+        raise CommandError(_both(names, keep))
     if not names and not keep:
         raise CommandError(_EITHER)
     _missing(names or keep, "names" if names else "keep")

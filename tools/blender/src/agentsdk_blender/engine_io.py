@@ -17,6 +17,7 @@ from typing import Any
 import bpy
 
 from .engine_errors import CommandError, ScriptFailed
+from .engine_unknown import missing_objects
 
 JSON = dict[str, Any]
 
@@ -137,8 +138,12 @@ def export_asset(args: JSON) -> JSON:
     fmt = _format_of(path, args.get("format"))
     names = args.get("names") or []
     missing = [n for n in names if n not in bpy.data.objects]
-    if missing:
-        raise CommandError(f"no objects named {missing}")
+    if missing:  # before anything is selected or written
+        said = missing_objects(
+            missing, tool="export_asset", field="names", asked=names,
+            without="exports the whole scene",
+        )  # fmt: skip
+        raise CommandError(said)
     for obj in bpy.data.objects:
         obj.select_set(obj.name in names)
     selected = bool(names)

@@ -11,18 +11,23 @@ from mathutils.bvhtree import BVHTree
 from numpy.typing import NDArray
 
 from .engine_errors import CommandError
-from .engine_names import no_object
 from .engine_place import world_geometry
 from .engine_settings import settings_kept
+from .engine_unknown import CUBE, missing_objects
 from .engine_vision import EDGE, Projection, object_facts
 
 JSON = dict[str, Any]
 
 
-def _object(name: str) -> Any:
+_CAMERA = "place_camera(name={name}, location=[7, -7, 5])"
+
+
+def _object(name: str, make: str = CUBE) -> Any:
+    """The object named ``name``; these commands serve several tools (measure_object,
+    assert_rests_on...), so the error says "try again" rather than which tool."""
     obj = bpy.data.objects.get(name)
     if obj is None:
-        raise CommandError(no_object(name))
+        raise CommandError(missing_objects([name], tool=None, make=make))
     return obj
 
 
@@ -71,7 +76,7 @@ def intersect(args: JSON) -> JSON:
 def frame_check(args: JSON) -> JSON:
     """Where each named object's vertices project in the scene camera's frame."""
     scene = bpy.context.scene
-    camera = _object(args["camera"]) if args.get("camera") else scene.camera
+    camera = _object(args["camera"], _CAMERA) if args.get("camera") else scene.camera
     if camera is None:
         raise CommandError("the scene has no camera: place_camera or fit_view first")
     if camera.type != "CAMERA":

@@ -45,11 +45,6 @@ def meant(name: str, leave_out: Any = None) -> str:
     return f"; did you mean {found!r}?" if found else ""
 
 
-def no_object(name: str, role: str = "") -> str:
-    """The error for a name no object has: the objects there are, and the likely one."""
-    return f"{role}no object named {name!r} (objects: {object_list()})" + meant(name)
-
-
 def object_list(*, leave_out: Any = None, limit: int = 20) -> str:
     """The scene's object names for an error message: sorted, at most ``limit`` of them, then
     how many more there are (a model can page through scene_info for the rest)."""

@@ -18,9 +18,9 @@ import bpy
 from mathutils import Vector
 
 from .engine_errors import CommandError
-from .engine_names import closest
 from .engine_settings import settings_kept
 from .engine_sight import hidden_from
+from .engine_unknown import missing_objects, shown
 from .engine_vision import id_pass, renderable_objects
 
 JSON = dict[str, Any]
@@ -98,18 +98,15 @@ def _unknown_names(missing: list[str], names: list[str], known: list[str]) -> st
     """The error for names with no geometry, ending in the call that would work: each name
     swapped for its likely object (the only one, when the scene draws one object)."""
     if not known:
-        return f"no rendered geometry named {missing}: the scene draws nothing yet"
-    fixed = [
-        n if n in known else (closest(n, known) or (known[0] if len(known) == 1 else None))
-        for n in names
-    ]
-    listed = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
-    missed = ", ".join(map(repr, missing))
-    text = f"no rendered geometry named {missed}; objects with geometry: {listed}"
-    if all(fixed):
-        quoted = ", ".join(f'"{n}"' for n in dict.fromkeys(f for f in fixed if f))
-        text += f"; call fit_view(names=[{quoted}])"
-    return text
+        return f"no rendered geometry named {shown(missing)}: the scene draws nothing yet"
+    text = missing_objects(
+        missing, tool="fit_view", field="names", asked=names, known=known,
+        known_as="objects with geometry", without="frames every object", sole=True,
+        none="no rendered geometry named",
+    )  # fmt: skip
+    drawless = [bpy.data.objects[n] for n in missing if n in bpy.data.objects]
+    notes = [f"{o.name} is a {o.type.lower()}: nothing to frame" for o in drawless]
+    return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def fit_view(args: JSON) -> JSON:

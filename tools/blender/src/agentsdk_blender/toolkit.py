@@ -88,7 +88,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         args = p.SceneInfoArgs(offset=offset, limit=limit)
         return self.reply(await self.call_engine("scene_info", args, p.SceneInfo))
 
-    @tool(side_effects=True)
+    @tool(side_effects=True, creates="name")
     async def create_primitive(
         self,
         kind: Literal[
@@ -236,11 +236,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         """
         if names and keep and set(names) <= set(keep):
             names = None  # an object in both lists is kept: small models fill every field
-        if names and keep:
-            raise ToolError(
-                "give names (the objects to delete) or keep (delete every other object), "
-                f"not both: {sorted(set(names) - set(keep))} are in names only"
-            )
+        # names and keep both: the engine refuses, with the call that does what they ask
         if not names and not keep:
             raise ToolError(
                 "give names (the objects to delete) or keep (delete every other object)"
@@ -248,7 +244,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         args = build_args(p.DeleteArgs, names=names, keep=keep)
         return self.reply(await self.call_engine("delete", args, p.DeleteResult))
 
-    @tool(side_effects=True)
+    @tool(side_effects=True, creates="name")
     async def place_camera(
         self,
         location: Vec3,
@@ -273,7 +269,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         )  # fmt: skip
         return self.reply(await self.call_engine("place_camera", args, p.ObjectInfo))
 
-    @tool(side_effects=True)
+    @tool(side_effects=True, creates="name")
     async def place_light(
         self,
         location: Vec3,
