@@ -4,10 +4,13 @@ run has not done yet (no engine)."""
 from __future__ import annotations
 
 import pytest
+from agentsdk_openai.local.model import _named_as_asked, _owned_up
 from agentsdk_openai.local.unmade import (
     Part,
+    as_named,
     asked_for,
     files_in,
+    files_no_tool_writes,
     named_in,
     pinned_makers,
     steps_in,
@@ -15,7 +18,15 @@ from agentsdk_openai.local.unmade import (
     unmade_parts,
 )
 
-from agentsdk import Message, ModelRequest, TextPart, ToolCallPart, ToolResultPart, ToolSpec
+from agentsdk import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
 
 
 @pytest.mark.parametrize(
@@ -362,3 +373,88 @@ def test_nothing_is_pinned_without_a_missing_name_or_a_tool_that_makes_things() 
     node = _maker("add_node", naming="node_name")
     pinned = pinned_makers(bare.model_copy(update={"tools": [node]}), name)
     assert pinned[0].parameters["properties"]["node_name"]["const"] == "crate"
+
+
+def test_a_file_is_one_no_call_can_write_when_no_offered_tool_takes_a_file() -> None:
+    ask = "Add a brown box named desk on the ground and export the scene to desk.glb."
+    box = ToolCallPart(name="add_object", arguments={"name": "desk"})
+    request = _run(ask, (box, "added desk"), tools=("add_object", "render"))
+    assert files_no_tool_writes(request) == [
+        Part("cannot", "desk.glb", "export the scene to desk.glb")
+    ]
+    # Not a part to call for, then; with a tool that takes a path it is one, and no
+    # tool's lack.
+    assert [p.kind for p in unmade_parts(request)] == []
+    exporting = _run(ask, (box, "added desk"), tools=("add_object", "export_glb"))
+    assert files_no_tool_writes(exporting) == []
+    assert [p.key for p in unmade_parts(exporting)] == ["export", "desk.glb"]
+    assert files_no_tool_writes(_run("Add a box named desk.", tools=("add_object",))) == []
+
+
+@pytest.mark.parametrize(
+    ("ask", "value", "named"),
+    [
+        # The name run on with words about the part: the name the request gives.
+        ("Make a red sphere named Ball of radius 1 resting on the ground.",
+         "Ball of radius 1", "Ball"),
+        ("Create a green plane named Grass 20 m across.", "Grass 20 m", "Grass"),
+        ("a cone named spire, radius 0.5 and 3 tall", "spire radius 0.5", "spire"),
+        ("cubes named a, b and c", "b at x = 0", "b"),
+        # A name the request gives, in any case, or another name, stays as it is.
+        ("Make a red sphere named Ball of radius 1.", "Ball", None),
+        ("Make a red sphere named Ball of radius 1.", "ball", None),
+        ('Add a sphere and name it "Red Ball".', "Red Ball", None),
+        ("Add a lamp named Lamp.", "Lamp post", None),
+        ("Add a lamp named Lamp.", "Lampshade 2", None),
+        ("Add a box.", "Box of size 2", None),
+    ],
+)  # fmt: skip
+def test_a_name_run_on_with_words_about_the_part(ask: str, value: str, named: str | None) -> None:
+    assert as_named(_run(ask), value) == named
+
+
+def test_calls_that_make_things_are_named_as_the_request_names_them() -> None:
+    ask = "Make a red sphere named Ball of radius 1 and a camera named Cam at (6, -6, 4)."
+    tools = [_maker("create_primitive", kind={"type": "string"}), _maker("place_camera")]
+    request = _run(ask).model_copy(update={"tools": [*tools, _spec("set_transform")]})
+    ball = ToolCallPart(name="create_primitive", arguments={"name": "Ball of radius 1", "size": 2})
+    cam = ToolCallPart(name="place_camera", arguments={"name": "Cam at (6, -6, 4)"})
+    moved = ToolCallPart(name="set_transform", arguments={"name": "Ball of radius 1"})
+    response = ModelResponse(parts=[TextPart(text="Adding them."), ball, cam, moved])
+    fixed = _named_as_asked(request, response)
+    assert [c.arguments["name"] for c in fixed.tool_calls] == ["Ball", "Cam", "Ball of radius 1"]
+    assert fixed.tool_calls[0].arguments["size"] == 2 and fixed.text == "Adding them."
+    assert [c.id for c in fixed.tool_calls] == [ball.id, cam.id, moved.id]
+    # Nothing to mend: the same response.
+    right = ModelResponse(parts=[ball.model_copy(update={"arguments": {"name": "Ball"}})])
+    assert _named_as_asked(request, right) is right
+
+
+@pytest.mark.parametrize(
+    ("answer", "owned"),
+    [
+        # Spoken of as done: those sentences go, and the answer says it was not done.
+        ("The scene is saved as desk.glb.",
+         'Not done: "export the scene to desk.glb", which none of the tools I have can do.'),
+        ("I added the desk. It is exported to DESK.GLB now!",
+         'I added the desk. Not done: "export the scene to desk.glb", which none of the tools '
+         "I have can do."),
+        # Said not to be done, or not spoken of: the answer stands.
+        ("I added the desk, but I cannot export desk.glb with these tools.", None),
+        ("The desk is on the ground.", None),
+    ],
+)  # fmt: skip
+def test_an_answer_that_speaks_of_a_file_no_tool_can_write_as_written(
+    answer: str, owned: str | None
+) -> None:
+    ask = "Add a brown box named desk on the ground and export the scene to desk.glb."
+    box = ToolCallPart(name="add_object", arguments={"name": "desk"})
+    request = _run(ask, (box, "added desk"), tools=("add_object", "render"))
+    response = ModelResponse(parts=[TextPart(text=answer)])
+    assert _owned_up(request, response).text == (owned or answer)
+    # A tool that takes a path could write it (the export is then called for instead), and
+    # a call is not an answer: both stand.
+    exporting = _run(ask, (box, "added desk"), tools=("add_object", "export_glb"))
+    assert _owned_up(exporting, response) is response
+    calling = ModelResponse(parts=[TextPart(text=answer), box])
+    assert _owned_up(request, calling) is calling

@@ -31,7 +31,16 @@ from .grammar import TURN_GRAMMAR, parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
 from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
-from .unmade import Part, does_step, newest_request_at, pinned_makers, unmade_parts
+from .unmade import (
+    Part,
+    as_named,
+    does_step,
+    files_no_tool_writes,
+    mentions,
+    newest_request_at,
+    pinned_makers,
+    unmade_parts,
+)
 
 __all__ = ["LocalChatModel", "changed_the_world", "not_an_answer", "without_pasted_json"]
 
@@ -228,6 +237,8 @@ class LocalChatModel(OpenAIChatModel):
         if constrained:
             response = await self._make_announced_call(request, response)
             response = await self._make_unmade_part(request, response)
+            response = _owned_up(request, response)
+            response = _named_as_asked(request, response)
         return without_pasted_json(request, response)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
@@ -270,6 +281,8 @@ class LocalChatModel(OpenAIChatModel):
             if isinstance(item, ModelResponse):
                 item = await self._make_announced_call(request, item)
                 item = await self._make_unmade_part(request, item)
+                item = _owned_up(request, item)
+                item = _named_as_asked(request, item)
             yield item
 
     async def _make_announced_call(
@@ -800,6 +813,56 @@ _ASKED: dict[tuple[str, str], None] = {}
 """(run, part) pairs a call was asked for (:meth:`LocalChatModel._make_unmade_part`); a
 run is the id of its first call, unique to it, so both tiers' models share the record."""
 _ASKED_KEPT = 1024
+
+
+_NOT_DONE = re.compile(
+    r"\b(?:not|cannot|can't|couldn't|unable|no (?:tool|function)s?|none of)\b", re.IGNORECASE
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _owned_up(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """An answer that speaks of a file the request names while no offered tool can write
+    one (:func:`~.unmade.files_no_tool_writes`) as if it were written: its sentences that
+    name the file without saying it was not done are dropped, and one that says so is
+    added. With three.js's default tools, asked to export to desk.glb, the 1.5B model
+    answered "The scene is saved as desk.glb."; asked again under a cue saying the export
+    could not be done, the 0.5B model said it again and the 1.5B model left it out."""
+    last = request.messages[-1] if request.messages else None
+    if response.tool_calls or not response.text.strip() or last is None or not last.tool_results:
+        return response
+    sentences = _SENTENCE_END.split(response.text.strip())
+    claimed = [
+        part
+        for part in files_no_tool_writes(request)
+        if any(mentions(s, part.key) and not _NOT_DONE.search(s) for s in sentences)
+    ]
+    if not claimed:
+        return response
+    logger.info("the answer spoke of %s as done; no offered tool can write it", claimed[0].key)
+    kept = [s for s in sentences if not any(mentions(s, part.key) for part in claimed)]
+    note = f"Not done: {_listed(claimed)}, which none of the tools I have can do."
+    return response.model_copy(update={"parts": [TextPart(text=" ".join([*kept, note]))]})
+
+
+def _named_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """The response with each call that makes a thing (a tool's ``creates`` argument) named
+    as the request names it, where the model ran the name on with words about the part
+    (``Ball of radius 1`` for "a red sphere named Ball of radius 1": :func:`~.unmade.as_named`)."""
+    makers = {tool.name: tool.creates for tool in request.tools if tool.creates is not None}
+    if not makers or not response.tool_calls:
+        return response
+    parts = list(response.parts)
+    for index, part in enumerate(parts):
+        if not isinstance(part, ToolCallPart) or part.name not in makers:
+            continue
+        key = makers[part.name]
+        value = part.arguments.get(key)
+        name = as_named(request, value) if isinstance(value, str) else None
+        if name is not None:
+            logger.info("%s named %r; the request names it %r", part.name, value, name)
+            parts[index] = part.model_copy(update={"arguments": {**part.arguments, key: name}})
+    return response.model_copy(update={"parts": parts}) if parts != response.parts else response
 
 
 def _tool_for_steps(request: ModelRequest, parts: list[Part]) -> str | None:

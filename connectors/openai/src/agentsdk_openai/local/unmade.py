@@ -51,9 +51,12 @@ from agentsdk import ModelRequest, ToolCallPart
 __all__ = [
     "OUTPUT_STEPS",
     "Part",
+    "as_named",
     "asked_for",
     "does_step",
     "files_in",
+    "files_no_tool_writes",
+    "mentions",
     "named_in",
     "newest_request_at",
     "pinned_makers",
@@ -124,7 +127,8 @@ class Part:
 
     kind: str
     """``"name"``, ``"file"`` or ``"step"``; ``"kind"`` for a name made as another kind
-    of thing than asked (a cone called Key where a light was)."""
+    of thing than asked (a cone called Key where a light was); ``"cannot"`` for a file
+    no offered tool can write (:func:`files_no_tool_writes`)."""
     key: str
     """The name or file as written, or the step (``"render"``)."""
     clause: str
@@ -285,6 +289,53 @@ def newest_request_at(request: ModelRequest) -> int | None:
          if request.messages[i].role == "user" and request.messages[i].text.strip()),
         None,
     )  # fmt: skip
+
+
+def files_no_tool_writes(request: ModelRequest) -> list[Part]:
+    """The files the newest user message names when no offered tool takes a file (kind
+    ``"cannot"``): no call can write them. With three.js's default tools, asked to "export
+    the scene to desk.glb", the 1.5B model answered "The scene is saved as desk.glb."."""
+    start = newest_request_at(request)
+    if start is None or any(_takes_a_file(tool.parameters) for tool in request.tools):
+        return []
+    text = request.messages[start].text
+    found = []
+    for file in files_in(text):
+        at = text.lower().index(file.lower())
+        found.append(Part("cannot", file, _clause(text, at, at + len(file))))
+    return found
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether ``text`` has ``name`` as a whole word, in any case."""
+    return _mentions(text, name)
+
+
+_RUN_ON = re.compile(
+    r"\d|\b(?:of|with|radius|diameter|tall|high|wide|deep|long|thick|across|size|sized|"
+    r"metres?|meters?|m|cm|mm|units?|at|on|resting|standing|above|below|under)\b",
+    re.IGNORECASE,
+)
+"""Words that, after a name, say something about the part rather than name it ("Ball of
+radius 1", "Grass 20 m across")."""
+
+
+def as_named(request: ModelRequest, value: str) -> str | None:
+    """The name the newest request gives that ``value`` is, run on with words about the
+    part ("Ball of radius 1" for "a red sphere named Ball of radius 1"); None when
+    ``value`` is a name the request gives, or is not such a name run on. The 1.5B model
+    named objects so in session 17 (``Ball of radius 1``, ``Grass 20 m``)."""
+    start = newest_request_at(request)
+    if start is None or not value:
+        return None
+    names = named_in(request.messages[start].text)
+    if any(value.lower() == name.lower() for name in names):
+        return None
+    for name in sorted(names, key=len, reverse=True):
+        head, rest = value[: len(name)], value[len(name) :]
+        if head.lower() == name.lower() and rest[:1].isspace() and _RUN_ON.match(rest.strip()):
+            return name
+    return None
 
 
 def unmade_names(request: ModelRequest) -> list[str]:
