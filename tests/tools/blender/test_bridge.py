@@ -24,6 +24,7 @@ from agentsdk_blender.framing import PROTOCOL_VERSION, encode_frame, read_frame
 from agentsdk_blender.protocol import (
     CreatePrimitiveArgs,
     DeleteArgs,
+    DeleteResult,
     ObjectInfo,
     SceneInfo,
     SceneInfoArgs,
@@ -188,6 +189,24 @@ async def test_failed_command_over_bridge_is_rolled_back(direct: RunningBridge) 
     async with BlenderBridge(port=direct.port, token=TOKEN) as bridge:
         with pytest.raises(CommandFailed, match=r"no object named Missing .*restored"):
             await bridge.call("delete", DeleteArgs(names=[before[0].name, "Missing"]), ObjectInfo)
+    assert await _scene(direct.port) == before
+
+
+async def test_the_addon_reads_list_sizes_and_refuses_one_unchecked(direct: RunningBridge) -> None:
+    """The add-on has no pydantic of its own: its engine reads (and refuses) sizes itself."""
+    before = await _scene(direct.port)
+    async with BlenderBridge(port=direct.port, token=TOKEN) as bridge:
+        made = await bridge.call(
+            "create_primitive",
+            CreatePrimitiveArgs(kind="cylinder", name="Pillar", size=[0.5, 3]),
+            ObjectInfo,
+        )
+        assert made.dimensions == pytest.approx((1, 1, 3), abs=1e-5)
+        assert made.size_read == "size [0.5, 3] read as radius 0.5, height 3 (dimensions 1 x 1 x 3)"
+        unchecked = CreatePrimitiveArgs.model_construct(kind="cube", name="Slab", size=[2.0, 1.0])
+        with pytest.raises(CommandFailed, match=r"a cube's size is 1 number \(its edge\) or 3"):
+            await bridge.call("create_primitive", unchecked, ObjectInfo)
+        await bridge.call("delete", DeleteArgs(names=["Pillar"]), DeleteResult)
     assert await _scene(direct.port) == before
 
 

@@ -44,7 +44,9 @@ async def _scene(worker: BlenderWorker) -> dict[str, ObjectInfo]:
 async def _fresh_cube(worker: BlenderWorker) -> ObjectInfo:
     await worker.call("reset", NoArgs(), ResetResult)
     args = CreatePrimitiveArgs(kind="cube", name="Crate", location=(1.0, 2.0, 0.5))
-    return await worker.call("create_primitive", args, ObjectInfo)
+    made = await worker.call("create_primitive", args, ObjectInfo)
+    assert made.size_read == "size 2 read as edge 2 (dimensions 2 x 2 x 2)"
+    return made.model_copy(update={"size_read": None})  # as scene_info lists it
 
 
 async def test_handshake_and_warm_calls(worker: BlenderWorker) -> None:
@@ -58,8 +60,8 @@ async def test_handshake_and_warm_calls(worker: BlenderWorker) -> None:
 
 
 # 1: an add-on before rest_on; 2: one that renames a taken name to Crate.001;
-# 3: one whose look_at takes only points and delete only names
-@pytest.mark.parametrize("other", [PROTOCOL_VERSION + 1, 1, 2, 3])
+# 3: one whose look_at takes only points and delete only names; 4: one whose size is one number
+@pytest.mark.parametrize("other", [PROTOCOL_VERSION + 1, 1, 2, 3, 4])
 def test_other_protocol_version_is_refused(other: int) -> None:
     hello = {
         "hello": "agentsdk-blender",

@@ -24,6 +24,7 @@ _SOURCES = (
     "engine_unknown.py",
     "engine_vision.py",
     "framing.py",
+    "primitive_size.py",
 )
 
 

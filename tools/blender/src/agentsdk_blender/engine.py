@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 import bpy
+import numpy as np
+from mathutils import Matrix
 
 from . import (
     engine_aim,
@@ -31,6 +33,7 @@ from .engine_names import give_name, own_name, refuse_taken
 from .engine_state import SavedScene, SceneSnapshot
 from .engine_unknown import missing_objects
 from .framing import PROTOCOL_VERSION
+from .primitive_size import metres, read_size, size_note
 
 JSON = dict[str, Any]
 
@@ -157,20 +160,46 @@ def reset(args: JSON) -> JSON:
 
 
 def create_primitive(args: JSON) -> JSON:
-    """Add a mesh primitive and name it; a name that is taken is refused (see engine_names)."""
+    """Add a mesh primitive and name it; a name that is taken is refused (see engine_names).
+    ``size`` is one number or the object's dimensions (see ``primitive_size``)."""
     kind = args["kind"]
     if kind not in PRIMITIVES:
         raise CommandError(f"unknown primitive {kind!r}; use one of {sorted(PRIMITIVES)}")
+    try:  # checked on the agent side too; the add-on may be sent anything
+        size = metres(args.get("size", 2.0))
+        reading = read_size(kind, size, args.get("scale"))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
     if args.get("name"):
         refuse_taken(args["name"])  # before anything is made
-    PRIMITIVES[kind](float(args.get("size", 2.0)))
+    PRIMITIVES[kind](2.0 if isinstance(size, list) else size)
     obj = bpy.context.active_object
+    if reading.dimensions is not None:
+        _fit_mesh(obj.data, reading.dimensions)
     if args.get("name"):
         give_name(obj, args["name"])
     _apply_transform(obj, args)
     if args.get("base_color") is not None:
         _give_material(obj, {"base_color": args["base_color"]})
-    return _placed(obj, args, new=True)
+    described = _placed(obj, args, new=True)
+    described["size_read"] = size_note(size, reading, described["dimensions"], args.get("scale"))
+    return described
+
+
+def _fit_mesh(mesh: Any, dimensions: tuple[float, float, float]) -> None:
+    """Scale a new mesh's vertices so that its box measures ``dimensions`` (an axis it has no
+    extent along, a plane's Z, stays flat). The mesh is scaled, not the object: the object
+    keeps scale 1 as a one-number size leaves it, so a later set_transform scale multiplies
+    the size asked for, and measures, rest_on and exports read the same numbers as
+    ``dimensions`` without a transform to apply."""
+    points = np.empty(len(mesh.vertices) * 3, np.float64)
+    mesh.vertices.foreach_get("co", points)
+    extent = np.ptp(points.reshape(-1, 3), axis=0)
+    factors = [
+        want / have if have > 1e-9 else 1.0 for want, have in zip(dimensions, extent, strict=True)
+    ]
+    mesh.transform(Matrix.Diagonal((*factors, 1.0)))
+    mesh.update()
 
 
 def _placed(obj: Any, args: JSON, *, new: bool = False) -> JSON:

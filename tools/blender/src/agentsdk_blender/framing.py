@@ -12,7 +12,7 @@ import struct
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 """Bumped whenever a command or frame shape changes incompatibly (2: ``create_primitive``
 takes ``base_color`` and ``rest_on``, ``set_transform`` takes ``rest_on``: an add-on of
 version 1 in a Blender without pydantic would ignore them and place objects wrongly;

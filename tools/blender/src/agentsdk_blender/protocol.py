@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
+from pydantic_core import PydanticCustomError
 
 from .framing import PROTOCOL_VERSION
+from .primitive_size import metres, read_size
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 """A float that is not NaN or infinite (Blender would store it; JSON cannot carry it)."""
@@ -27,6 +29,29 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 ObjectNames = Annotated[list[str], Field(min_length=1, description="one or more object names")]
 Target = Vector3 | Annotated[str, Field(min_length=1)]
 """What ``look_at`` aims at: a point, or an object's name (the centre of its world bounds)."""
+
+
+def _metres(value: object) -> float | list[float]:
+    try:
+        return metres(value)
+    except ValueError as exc:  # one message at "size", not one per branch of a union
+        raise PydanticCustomError("size", str(exc)) from None
+
+
+Size = Annotated[
+    float | list[float],
+    PlainValidator(_metres),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "number", "exclusiveMinimum": 0},
+                {"type": "array", "items": {"type": "number", "minimum": 0}, "minItems": 2,
+                 "maxItems": 3},
+            ]
+        }
+    ),
+]  # fmt: skip
+"""create_primitive's size: one number above 0, or 2-3 metres (``primitive_size`` reads them)."""
 RestOn = Annotated[
     str,
     Field(
@@ -162,7 +187,7 @@ class CreatePrimitiveArgs(_Strict):
 
     kind: Literal["cube", "plane", "uv_sphere", "ico_sphere", "cylinder", "cone", "torus", "monkey"]
     name: str | None = None
-    size: Positive = 2.0
+    size: Size = 2.0
     location: Vector3 | None = None
     rotation_degrees: Vector3 | None = None
     scale: Vector3 | None = None
@@ -170,6 +195,14 @@ class CreatePrimitiveArgs(_Strict):
         None, description='linear RGBA: gives it the material "<name>_material" (see set_material)'
     )
     rest_on: RestOn | None = None
+
+    @model_validator(mode="after")
+    def _size_fits_the_kind(self) -> CreatePrimitiveArgs:
+        try:
+            read_size(self.kind, self.size, self.scale)
+        except ValueError as exc:
+            raise PydanticCustomError("size", str(exc)) from None
+        return self
 
 
 class SetTransformArgs(_Strict):

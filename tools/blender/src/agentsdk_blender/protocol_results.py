@@ -56,6 +56,11 @@ class ObjectInfo(BaseModel):
     triangles: int
     lowest_z: float | None = Field(None, description="world z of the lowest point of its geometry")
     top_z: float | None = Field(None, description="world z of the highest point of its geometry")
+    size_read: str | None = Field(
+        None,
+        description='create_primitive: how its size was read, e.g. "size [0.5, 3] read as '
+        'radius 0.5, height 3 (dimensions 1 x 1 x 3)"',
+    )
     rests_on: str | None = Field(
         None, description="after rest_on: what it stands on and the heights measured"
     )

@@ -10,7 +10,7 @@ from agentsdk import ToolError, tool
 
 from . import protocol as p
 from .colours import parse_colour
-from .protocol import NonNegative, Positive, Unit, Vector3
+from .protocol import NonNegative, Positive, Size, Unit, Vector3
 from .toolkit_base import (
     BlenderToolkitBase,
     Colour3,
@@ -95,7 +95,7 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
             "cube", "plane", "uv_sphere", "ico_sphere", "cylinder", "cone", "torus", "monkey"
         ],
         name: OptText = None,
-        size: Positive = 2.0,
+        size: Size = 2.0,
         location: OptVec3 = None,
         rotation_degrees: OptVec3 = None,
         scale: OptVec3 = None,
@@ -107,7 +107,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         Args:
             kind: Which primitive.
             name: Object name; a name already in use is refused (change that object instead).
-            size: Overall size in metres (cube edge, sphere diameter...).
+            size: Metres: a number (cube edge, sphere diameter) or [x, y, z] dimensions;
+                cylinder/cone also [radius, height], plane [x, y].
             location: Centre X, Y, Z in metres (Z is up).
             rotation_degrees: Euler XYZ rotation in degrees.
             scale: Scale factors per axis.

@@ -57,7 +57,8 @@ def build_args(model: type[ModelT], **values: Any) -> ModelT:
         return model(**values)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(x) for x in e['loc']) or 'arguments'}: {e['msg']}"
+            # a check of the whole call (create_primitive's size for its kind) names its field
+            f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" if e["loc"] else e["msg"]
             for e in exc.errors(include_url=False)
         )
         raise ToolError(f"invalid arguments: {problems}") from None
