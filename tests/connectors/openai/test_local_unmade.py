@@ -458,3 +458,6 @@ def test_an_answer_that_speaks_of_a_file_no_tool_can_write_as_written(
     assert _owned_up(exporting, response) is response
     calling = ModelResponse(parts=[TextPart(text=answer), box])
     assert _owned_up(request, calling) is calling
+    # An answer before any call is held to the same.
+    first = _run(ask, tools=("add_object", "render"))
+    assert _owned_up(first, response).text == (owned or answer)

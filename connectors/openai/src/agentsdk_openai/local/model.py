@@ -828,8 +828,7 @@ def _owned_up(request: ModelRequest, response: ModelResponse) -> ModelResponse:
     added. With three.js's default tools, asked to export to desk.glb, the 1.5B model
     answered "The scene is saved as desk.glb."; asked again under a cue saying the export
     could not be done, the 0.5B model said it again and the 1.5B model left it out."""
-    last = request.messages[-1] if request.messages else None
-    if response.tool_calls or not response.text.strip() or last is None or not last.tool_results:
+    if response.tool_calls or not response.text.strip():
         return response
     sentences = _SENTENCE_END.split(response.text.strip())
     claimed = [

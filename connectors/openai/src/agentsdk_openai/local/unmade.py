@@ -306,11 +306,6 @@ def files_no_tool_writes(request: ModelRequest) -> list[Part]:
     return found
 
 
-def mentions(text: str, name: str) -> bool:
-    """Whether ``text`` has ``name`` as a whole word, in any case."""
-    return _mentions(text, name)
-
-
 _RUN_ON = re.compile(
     r"\d|\b(?:of|with|radius|diameter|tall|high|wide|deep|long|thick|across|size|sized|"
     r"metres?|meters?|m|cm|mm|units?|at|on|resting|standing|above|below|under)\b",
@@ -369,7 +364,7 @@ def unmade_parts(request: ModelRequest) -> list[Part]:
     )
     found: list[tuple[int, Part]] = []
     for name in names:
-        kind = "name" if not _mentions(said, name) else None
+        kind = "name" if not mentions(said, name) else None
         if kind is None and _made_as_another_kind(text, name, made):
             kind = "kind"
         if kind is not None:
@@ -377,7 +372,7 @@ def unmade_parts(request: ModelRequest) -> list[Part]:
             at = span[0] if span is not None else 0
             found.append((at, Part(kind, name, asked_for(text, name))))
     for file in files:
-        if file.lower() not in (name.lower() for name in names) and not _mentions(said, file):
+        if file.lower() not in (name.lower() for name in names) and not mentions(said, file):
             at = text.lower().index(file.lower())
             found.append((at, Part("file", file, _clause(text, at, at + len(file)))))
     for step, words in steps:
@@ -444,7 +439,8 @@ def _head(text: str, name: str) -> str:
     return text[before[-1] if before else 0 : span[0]]
 
 
-def _mentions(text: str, name: str) -> bool:
+def mentions(text: str, name: str) -> bool:
+    """Whether ``text`` has ``name`` as a whole word, in any case."""
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text, re.I) is not None
 
 
