@@ -255,4 +255,7 @@ class PropertyWriter:
         if word.lower() in ("true", "false", "null", "nan", "inf"):
             return {}
         found = (await catalog.colours([word]))[word]
+        if found is None and "grey" in word.lower():  # Godot 3's ColorN knows only "gray"
+            spelled = re.sub("grey", "gray", word, flags=re.IGNORECASE)
+            found = (await catalog.colours([spelled]))[spelled]
         return {word: Constructor("Color", tuple(found)) if found is not None else None}

@@ -39,7 +39,16 @@ from agentsdk_godot.variant import (
 )
 from agentsdk_godot.versions import GodotDialect
 
-__all__ = ["MESHES", "NODE_SHAPES", "SizeError", "fields_for", "parse_size", "resize", "shown"]
+__all__ = [
+    "MESHES",
+    "NODE_SHAPES",
+    "SizeError",
+    "fields_for",
+    "parse_size",
+    "read_numbers",
+    "resize",
+    "shown",
+]
 
 Size = tuple[float, float, float]
 
@@ -59,6 +68,7 @@ NODE_SHAPES = ("CSGBox", "CSGBox3D", "CSGCylinder", "CSGCylinder3D", "CSGSphere"
 """Nodes whose own fields are their shape's size."""
 
 _TIMES = re.compile(r"\s*[xX×*]\s*")  # "1 x 1 x 1", "1x2x3"
+_VECTOR = re.compile(r"^Vector[23]")  # "Vector3( 0, 2, 6 )"
 
 
 class SizeError(ValueError):
@@ -73,7 +83,7 @@ def shown(size: Size) -> str:
 def parse_size(value: object) -> Size:
     """``[x, y, z]`` from what a model writes: a list of 3 numbers (or 1, for all sides), a
     number, or text: ``[1, 1, 1]``, ``1, 1, 1``, ``Vector3( 1, 1, 1 )``, ``1 x 1 x 1``."""
-    numbers = _numbers(value)
+    numbers = read_numbers(value)
     if numbers is None or len(numbers) not in (1, 3):
         raise SizeError(
             f"size is [x, y, z] in metres (3 numbers, or 1 for a cube), not {value!r}: "
@@ -87,7 +97,9 @@ def parse_size(value: object) -> Size:
     return (x, y, z)
 
 
-def _numbers(value: object) -> tuple[float, ...] | None:
+def read_numbers(value: object) -> tuple[float, ...] | None:
+    """The numbers a model means by a list, a number or a text (`[0, 2, 6]`, `0, 2, 6`,
+    `Vector3( 0, 2, 6 )`, `1 x 2 x 3`), or None when it is something else."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -96,11 +108,11 @@ def _numbers(value: object) -> tuple[float, ...] | None:
         if all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
             return tuple(float(v) for v in value)
         if len(value) == 1:  # ["1, 1, 1"]
-            return _numbers(value[0])
+            return read_numbers(value[0])
         return None
     if not isinstance(value, str):
         return None
-    text = value.strip().removeprefix("Vector3").strip()
+    text = _VECTOR.sub("", value.strip()).strip()
     if text.count("x") + text.count("X") + text.count("×") + text.count("*") >= 1:
         text = ",".join(_TIMES.split(text))
     text = text.removeprefix("(").removesuffix(")").removeprefix("[").removesuffix("]")
@@ -108,7 +120,7 @@ def _numbers(value: object) -> tuple[float, ...] | None:
         parsed = parse_variant(f"[{text}]")
     except VariantSyntaxError:
         return None
-    return _numbers(parsed) if isinstance(parsed, list) and parsed else None
+    return read_numbers(parsed) if isinstance(parsed, list) and parsed else None
 
 
 def _same(a: float, b: float) -> bool:
@@ -192,7 +204,7 @@ def _flat(shape: str, size: Size, flat: str, spans: str, fixed: str) -> None:
     if size["xyz".index(flat)] != 0:
         raise SizeError(
             f"a {shape} is flat (no {flat}), so its size is {fixed}, not {shown(size)}; "
-            "for a thickness use a CubeMesh"
+            "for a thickness use a box (a CubeMesh)"
         )
 
 

@@ -38,9 +38,11 @@ __all__ = [
     "TOOL_GROUPS",
     "GodotToolkitBase",
     "Look",
+    "OptColour",
     "OptInt",
     "OptNames",
     "OptNumber",
+    "OptPoint",
     "OptProperties",
     "OptSize",
     "OptText",
@@ -74,6 +76,20 @@ OptSize = Annotated[
     list[float] | float | str | None,
     WithJsonSchema({"type": "array", "items": {"type": "number"}}),
 ]
+
+# a point, [x, y, z] or [x, y] as the schema says; a text ("0, 2, 6", "Vector3( 0, 2, 6 )") too
+OptPoint = Annotated[
+    list[float] | str | None,
+    WithJsonSchema({"type": "array", "items": {"type": "number"}}),
+]
+
+
+def _colour_text(value: object) -> object:
+    """A colour written as a JSON list ([1, 0, 0]) as the text the tools read."""
+    return json.dumps(value) if isinstance(value, list | tuple) else value
+
+
+OptColour = Annotated[str | None, BeforeValidator(_colour_text), WithJsonSchema({"type": "string"})]
 
 TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "core": (

@@ -11,6 +11,12 @@ from pathlib import Path
 from agentsdk import ToolError, tool
 from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.engine import HarnessJob
+from agentsdk_godot.node_arguments import (
+    MATERIAL_COLOUR,
+    ArgumentRefused,
+    NodeArguments,
+    add_node_call,
+)
 from agentsdk_godot.project import ProjectPathError
 from agentsdk_godot.properties import PropertyWriter, literal
 from agentsdk_godot.reports import SceneChange, ScriptCheck, run_report
@@ -26,7 +32,14 @@ from agentsdk_godot.rest import (
 )
 from agentsdk_godot.scene import NodeEntry, SceneError, SceneFile
 from agentsdk_godot.sizes import SizeError, parse_size, resize, shown
-from agentsdk_godot.toolkit_base import GodotToolkitBase, OptProperties, OptSize, OptText
+from agentsdk_godot.toolkit_base import (
+    GodotToolkitBase,
+    OptColour,
+    OptPoint,
+    OptProperties,
+    OptSize,
+    OptText,
+)
 from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError, format_variant
 
 __all__ = ["AuthoringTools", "literal"]
@@ -37,24 +50,6 @@ _PLACING = ("translation", "transform", "position")
 
 _COLOUR_NAMES = frozenset({"color", "colour", "albedo", "albedo_color", "albedo_colour"})
 """Names a model gives a mesh node's colour as if it were the node's own property."""
-_MATERIAL_COLOUR = "material_override/albedo_color"
-
-
-def _add_node_call(
-    scene: str,
-    name: str,
-    type: str,
-    parent: str,
-    properties: dict[str, str],
-    rest_on: str | None,
-    size: object,
-) -> str:
-    """The add_node call with these arguments, written as a model writes one."""
-    said: dict[str, object] = {"scene": scene, "name": name, "type": type, "parent": parent}
-    given = {"properties": properties or None, "rest_on": rest_on, "size": size}
-    said.update({key: value for key, value in given.items() if value is not None})
-    shown = ", ".join(f"{key}={json.dumps(value)}" for key, value in said.items())
-    return f"add_node({shown})"
 
 
 def _node_or_none(doc: SceneFile, path: str) -> NodeEntry | None:
@@ -70,7 +65,14 @@ def _set_property_call(scene: str, node: str, property: str, value: str) -> str:
 
 
 def _as_colour(said: str) -> str:
-    return f"{said} was read as {_MATERIAL_COLOUR}: a mesh node's colour is its material's"
+    return f"{said} was read as {MATERIAL_COLOUR}: a mesh node's colour is its material's"
+
+
+def _refused(err: ArgumentRefused, name: str, offer: str | None) -> ToolError:
+    """add_node's refusal of a typed argument: why, that nothing was added, and the call to
+    make instead (when there is one)."""
+    instead = f" To add {name} {err.how}: {offer}" if offer is not None else ""
+    return ToolError(f"{err.reason} Nothing was added.{instead}")
 
 
 def _made(detail: str, writer: PropertyWriter) -> str:
@@ -188,40 +190,71 @@ class AuthoringTools(GodotToolkitBase):
         properties: OptProperties = None,
         rest_on: OptText = None,
         size: OptSize = None,
+        shape: OptText = None,
+        color: OptColour = None,
+        position: OptPoint = None,
     ) -> SceneChange:
-        """Add a node to a scene. Meshes: give `mesh` a new resource as "CubeMesh()", "SphereMesh()".
+        """Add a node to a scene; a box or a ball is a MeshInstance with a `shape`.
 
         Args:
             scene: The scene file, e.g. "res://main.tscn".
             name: Name of the new node.
             type: Its class, e.g. MeshInstance, Camera, DirectionalLight, Label.
             parent: Path of the parent node ("." is the root, "Player/Arm" deeper).
-            properties: Property -> value, e.g. {"translation": "Vector3( 0, 1, 0 )", "text": "Hi"}.
+            properties: Property -> value, e.g. {"rotation_degrees": "Vector3( -20, 0, 0 )", "text": "Hi"}.
             rest_on: "ground" (bottom at y=0) or a node to stand on (centred on it unless
-                translation is given), measured in the engine.
-            size: [x, y, z] metres its mesh fills (a CubeMesh if no mesh; default 2 x 2 x 2).
+                position is given), measured in the engine.
+            size: [x, y, z] metres its mesh fills (a box if no shape; default 2 x 2 x 2).
+            shape: box, sphere, cylinder, cone, capsule or plane: its mesh.
+            color: Name (red) or hex (#ff8800).
+            position: [x, y, z] in 3D, [x, y] pixels in 2D.
         """
         doc = self._scene(scene)
         properties = dict(properties or {})
         if rest_on is None and "rest_on" in properties:  # an argument written among properties
             rest_on = properties.pop("rest_on")
         original = dict(properties)
+
+        def again(**changes: object) -> str:
+            """This call with `changes` (the arguments as they stand when it is asked for)."""
+            asked: dict[str, object] = {"scene": scene, "name": name, "type": type}
+            asked.update(parent=parent, properties=original, rest_on=rest_on, size=size)
+            asked.update(shape=shape, color=color, position=position)
+            return add_node_call({**asked, **changes})
+
+        try:
+            typed = NodeArguments(shape, color, position)
+        except ArgumentRefused as err:
+            raise _refused(err, name, None) from None
         if rest_on is not None:
             rest_on = _meant_support(doc, rest_on, name, new=True)
         if rest_on is not None:
             self._check_support(doc, scene, rest_on, name)
-        cls = self.project.dialect.class_name(type)
-        catalog = await self._known(doc, [cls], list((properties or {}).values()))
+        cls, dialect = self.project.dialect.class_name(type), self.project.dialect
+        mesh = typed.mesh_text(dialect)
+        catalog = await self._known(doc, [cls], [*properties.values(), *([mesh] if mesh else [])])
         catalog.check_node_class(cls)
+        meant = {key: self._colour_property(cls, key) for key in properties}
+        said_as = {key: said for said, key in meant.items()}
+        try:
+            merged = typed.merge(
+                {meant[k]: v for k, v in properties.items()}, catalog, dialect, cls
+            )
+        except ArgumentRefused as err:
+            if err.drop is None:
+                offer = again(**err.instead) if err.instead is not None else None
+            else:
+                dropped = said_as.get(err.drop, err.drop)
+                offer = again(properties={k: v for k, v in original.items() if k != dropped})
+            raise _refused(err, name, offer) from None
         if rest_on is not None:
 
             def without_rest(extra: dict[str, str]) -> str:
-                given = {**original, **extra}
-                return _add_node_call(scene, name, type, parent, given, None, size)
+                return again(properties={**original, **extra}, rest_on=None)
 
-            self._check_rest_3d(doc, name, cls, rest_on, original, without_rest, new=True)
-        meant = {key: self._colour_property(cls, key) for key in properties}
-        properties = {meant[key]: value for key, value in properties.items()}
+            given = [*original, *typed.said]
+            self._check_rest_3d(doc, name, cls, rest_on, given, without_rest, new=True)
+        properties = merged
         if "size" in properties and not self._own_size(cls):  # the argument, among properties
             lifted = self._size(properties.pop("size"))
             if size is not None and self._size(size) != lifted:
@@ -241,9 +274,9 @@ class AuthoringTools(GodotToolkitBase):
                 )
             node = doc.add_node(name, cls, parent)
             stored = []
-            said_as = {key: said for said, key in meant.items()}
             for key, text in properties.items():
-                said = said_as[key]
+                argument = typed.said.get(key)
+                said = argument or said_as[key]
                 try:
                     value = await writer.assign(node.properties, key, text, (cls, None))
                 except ToolError as err:
@@ -251,14 +284,14 @@ class AuthoringTools(GodotToolkitBase):
                     # without it (the 1.5B model went on to set properties of the node the
                     # refusal had not made, on a Camera's made-up "direction").
                     others = {k: v for k, v in original.items() if k != said}
-                    again = _add_node_call(scene, name, type, parent, others, rest_on, size)
+                    offer = again(**{argument: None}) if argument else again(properties=others)
                     # The call first, a guess at what was meant after it: told "Did you
                     # mean projection?" last, the 1.5B model set that property on the
                     # camera the refusal had not made.
                     refused, _, meant_as = str(err).partition(" Did you mean ")
                     guess = f" (Did you mean {meant_as.rstrip('?')}?)" if meant_as else ""
                     raise ToolError(
-                        f"{refused} Nothing was added. To add {name} without {said}: {again}{guess}"
+                        f"{refused} Nothing was added. To add {name} without {said}: {offer}{guess}"
                     ) from None
                 stored.append(f"{key} = {value}")
             stored += [_as_colour(said) for said, key in meant.items() if key != said]
@@ -288,7 +321,7 @@ class AuthoringTools(GodotToolkitBase):
         known = self._catalog.properties(cls, script) if self._catalog is not None else None
         if known is None or name in known or "material_override" not in known:
             return name
-        return _MATERIAL_COLOUR
+        return MATERIAL_COLOUR
 
     def _own_size(self, cls: str | None, script: str | None = None) -> bool:
         """Whether the class itself has a property `size` (a Godot 4 Control): then `size` is

@@ -1,0 +1,233 @@
+"""add_node's `shape`, `color` and `position` on the real Godot 3 engine: the calls new users'
+prompts meant (the 1.5B model made a white cube and a camera at the origin of them) build the
+scene they ask for, measured and rendered by the engine; 2D nodes take colour and position
+by their own properties; what a class cannot take adds nothing and leaves the file as it was."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from agentsdk_godot import Constructor, GodotEngine, GodotToolkit, SubResource
+
+from agentsdk import ToolOutcome
+
+pytestmark = pytest.mark.anyio
+
+SCENE = "res://main.tscn"
+
+
+async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
+    """Call one of the toolkit's tools as a model would."""
+    [found] = [t for t in toolkit.tools() if t.name == tool_name]
+    outcome: ToolOutcome = await found.call(dict(args))
+    return outcome
+
+
+async def add(toolkit: GodotToolkit, **args: object) -> ToolOutcome:
+    done = await call(toolkit, "add_node", scene=SCENE, **args)
+    assert not done.is_error, done.text
+    return done
+
+
+def material_colour(toolkit: GodotToolkit, node: str) -> object:
+    """The albedo colour of the node's material_override, as the scene file stores it."""
+    doc = toolkit.project.read_scene(SCENE)
+    ref = doc.node(node).properties["material_override"]
+    assert isinstance(ref, SubResource)
+    return doc.sub_resource(ref).properties["albedo_color"]
+
+
+@pytest.fixture
+async def toolkit(engine: GodotEngine) -> AsyncIterator[GodotToolkit]:
+    async with GodotToolkit(engine=engine, groups=["core", "check"]) as tk:
+        made = await call(tk, "create_scene", path=SCENE, main=True)
+        assert not made.is_error, made.text
+        yield tk
+
+
+def test_the_schema_offers_them_as_plain_one_line_arguments() -> None:
+    [found] = [t for t in GodotToolkit().tools() if t.name == "add_node"]
+    props = found.parameters["properties"]
+    assert props["shape"]["type"] == "string" and props["color"]["type"] == "string"
+    assert props["position"] == {
+        "type": "array",
+        "items": {"type": "number"},
+        "default": None,
+        "description": "[x, y, z] in 3D, [x, y] pixels in 2D.",
+    }
+    assert "box, sphere, cylinder, cone, capsule or plane" in props["shape"]["description"]
+    assert found.parameters["required"] == ["scene", "name", "type"]
+
+
+async def test_a_red_sphere_and_a_camera_placed_as_asked(toolkit: GodotToolkit) -> None:
+    # "Create a main scene with a Camera named Eye at (0, 2, 6), a DirectionalLight named Sun,
+    # and a red sphere named Ball at the origin."
+    eye = await add(toolkit, name="Eye", type="Camera", position=[0, 2, 6])
+    assert "added Camera Eye: translation = Vector3( 0, 2, 6 )" in eye.text
+    await add(toolkit, name="Sun", type="DirectionalLight")
+    ball = await add(
+        toolkit, name="Ball", type="MeshInstance", shape="sphere", color="red", position=[0, 0, 0]
+    )
+    assert (
+        "added MeshInstance Ball: mesh = SphereMesh(), material_override/albedo_color = "
+        "Color( 1, 0, 0, 1 ), translation = Vector3( 0, 0, 0 )"
+    ) in ball.text, ball.text
+    assert material_colour(toolkit, "Ball") == Constructor("Color", (1, 0, 0, 1))
+
+    m = await toolkit.measurements(SCENE)
+    assert m.node("Eye").origin == pytest.approx((0, 2, 6))
+    assert m.bounded("Ball").centre == pytest.approx((0, 0, 0), abs=1e-4)
+    # a SphereMesh of radius 1: 2 high, a little under 2 across (64 x 33 points)
+    width, height, depth = m.bounded("Ball").size
+    assert height == pytest.approx(2, abs=1e-4) and 1.99 < width <= 2 and 1.99 < depth <= 2
+    # the engine draws it red, seen from Eye
+    shot = await call(toolkit, "screenshot", frames=2, width=128, height=128)
+    seen = {line.split(":")[0]: line for line in shot.text.splitlines() if ":" in line}
+    assert "red" in seen["Ball"], shot.text
+
+
+async def test_a_grey_floor_and_a_yellow_cube_resting_on_it(toolkit: GodotToolkit) -> None:
+    # "Build a main scene with a grey box named Floor, 8 by 0.2 by 8, and a yellow cube named
+    # Coin resting on it."
+    floor = await add(
+        toolkit, name="Floor", type="MeshInstance", shape="box", size=[8, 0.2, 8], color="grey"
+    )
+    # Godot 3 knows the colour as "gray" only: "grey" is read as that
+    assert "material_override/albedo_color = Color( 0.75, 0.75, 0.75, 1 )" in floor.text
+    assert "mesh/size = Vector3( 8, 0.2, 8 )" in floor.text and "measured size 8 x 0.2 x 8" in (
+        floor.text
+    )
+    coin = await add(
+        toolkit, name="Coin", type="MeshInstance", shape="box", color="yellow", rest_on="Floor"
+    )
+    assert "rests on Floor (top y=0.1)" in coin.text, coin.text
+    assert material_colour(toolkit, "Floor") == Constructor("Color", (0.75, 0.75, 0.75, 1))
+    assert material_colour(toolkit, "Coin") == Constructor("Color", (1, 1, 0, 1))
+    # with a position, resting keeps its x and z; a cone is a cylinder with no top
+    cone = await add(
+        toolkit, name="Cone", type="MeshInstance", shape="cone", size=[1, 1.5, 1],
+        color="#ff8800", position=[2.5, 5, -2], rest_on="Floor",
+    )  # fmt: skip
+    assert "mesh = CylinderMesh(), mesh/top_radius = 0" in cone.text, cone.text
+    assert "mesh/bottom_radius = 0.5, mesh/height = 1.5" in cone.text
+    # a shape given as a mesh property too, saying the same, is one mesh
+    same = await add(
+        toolkit, name="Ball", type="MeshInstance", shape="ball", position=[-2, 1, 0],
+        properties={"mesh": "SphereMesh()"},
+    )  # fmt: skip
+    assert "mesh = SphereMesh(), translation = Vector3( -2, 1, 0 )" in same.text, same.text
+
+    m = await toolkit.measurements(SCENE)
+    assert m.bounded("Floor").size == pytest.approx((8, 0.2, 8), abs=1e-4)
+    top = m.bounded("Floor").max
+    coin_box, cone_box = m.bounded("Coin"), m.bounded("Cone")
+    assert top is not None and coin_box.min is not None and cone_box.min is not None
+    assert coin_box.min[1] == pytest.approx(top[1], abs=1e-3)  # its bottom at the floor's top
+    assert coin_box.size == pytest.approx((2, 2, 2), abs=1e-4)  # a default CubeMesh
+    assert coin_box.centre == pytest.approx((0, 1.1, 0), abs=1e-3)  # centred on the floor
+    assert m.rests_on("Coin", "Floor", tolerance=0.01).passed
+    assert cone_box.size == pytest.approx((1, 1.5, 1), abs=1e-4)
+    assert cone_box.min[1] == pytest.approx(top[1], abs=1e-3)
+    assert (cone_box.centre[0], cone_box.centre[2]) == pytest.approx((2.5, -2), abs=1e-3)
+
+
+async def test_2d_nodes_and_lights_take_colour_and_position_by_their_own_properties(
+    toolkit: GodotToolkit,
+) -> None:
+    hud = "res://hud.tscn"
+    await call(toolkit, "create_scene", path=hud, root_type="Node")
+
+    async def add_to_hud(**args: object) -> str:
+        done = await call(toolkit, "add_node", scene=hud, **args)
+        assert not done.is_error, done.text
+        return done.text
+
+    label = await add_to_hud(
+        name="Score", type="Label", color="yellow", position=[20, 40],
+        properties={"text": "Score: 0"},
+    )  # fmt: skip
+    assert "custom_colors/font_color = Color( 1, 1, 0, 1 ), rect_position = Vector2( 20, 40 )" in (
+        label
+    )
+    panel = await add_to_hud(name="Panel", type="Control", position="10, 300")
+    assert "rect_position = Vector2( 10, 300 )" in panel
+    world = await add_to_hud(name="World", type="Node2D", position=[100, 200])
+    assert "position = Vector2( 100, 200 )" in world
+    sprite = await add_to_hud(name="Ship", type="Sprite", parent="World", color="#00ff00")
+    assert "modulate = Color( 0, 1, 0, 1 )" in sprite
+    lamp = await add_to_hud(name="Lamp", type="OmniLight", color="orange", position=[0, 3, 0])
+    assert "light_color = Color( 1, 0.65, 0, 1 ), translation = Vector3( 0, 3, 0 )" in lamp
+
+    # the tree the engine builds from the file (Godot 3 keeps a Control's position as margins)
+    tree = await call(toolkit, "scene_tree", scene=hud)
+    assert not tree.is_error, tree.text
+    lines = tree.text.splitlines()
+
+    def shown(node: str) -> list[str]:
+        at = next(i for i, line in enumerate(lines) if line.strip().startswith(f"{node} ("))
+        after = lines[at + 1 :]
+        end = next((i for i, line in enumerate(after) if not line.strip().startswith(".")), None)
+        return [line.strip() for line in after[:end]]
+
+    assert ".custom_colors/font_color = Color( 1, 1, 0, 1 )" in shown("Score")
+    assert {".margin_left = 20.0", ".margin_top = 40.0"} <= set(shown("Score"))
+    assert {".margin_left = 10.0", ".margin_top = 300.0"} <= set(shown("Panel"))
+    assert ".position = Vector2( 100, 200 )" in shown("World")
+    assert ".modulate = Color( 0, 1, 0, 1 )" in shown("Ship")
+    assert ".light_color = Color( 1, 0.65, 0, 1 )" in shown("Lamp")
+
+
+async def test_what_a_class_cannot_take_adds_nothing(toolkit: GodotToolkit) -> None:
+    await add(toolkit, name="Box", type="MeshInstance", shape="box")
+    before = toolkit.project.file(SCENE).read_bytes()
+
+    async def refused(**args: object) -> str:
+        done = await call(toolkit, "add_node", scene=SCENE, name="New", **args)
+        assert done.is_error, done.text
+        assert "Nothing was added." in done.text
+        assert toolkit.project.file(SCENE).read_bytes() == before
+        return done.text
+
+    head = 'add_node(scene="res://main.tscn", name="New"'
+    label = await refused(type="Label", shape="sphere", size=[1, 1, 1])
+    assert label == (
+        "shape sets a MeshInstance's mesh, and a Label has no mesh. Nothing was added. "
+        f'To add New without shape: {head}, type="Label", parent=".")'
+    )
+    spatial = await refused(type="Spatial", shape="box", color="red")
+    assert spatial.endswith(
+        f'To add New as a MeshInstance: {head}, type="MeshInstance", parent=".", shape="box", '
+        'color="red")'
+    ), spatial
+    twice = await refused(
+        type="MeshInstance", shape="sphere", properties={"mesh": "CubeMesh()", "cast_shadow": "0"}
+    )
+    assert twice.startswith(
+        "shape and properties['mesh'] = 'CubeMesh()' both set the node's mesh: give it once."
+    ), twice
+    assert twice.endswith(
+        f'To add New with shape only: {head}, type="MeshInstance", parent=".", '
+        'properties={"cast_shadow": "0"}, shape="sphere")'
+    ), twice
+    short = await refused(type="Camera", position=[0, 2])
+    assert short.startswith(
+        "a Camera is a 3D node: its position is [x, y, z] in metres, not [0, 2]."
+    ), short
+    long = await refused(type="Label", position=[20, 40, 0])
+    assert long.startswith(
+        "a Label is a Control (2D user interface): its position is [x, y] in pixels, not "
+        "[20, 40, 0]."
+    ), long
+    placed = await refused(
+        type="Camera", position=[0, 2, 6], properties={"translation": "Vector3( 0, 1, 6 )"}
+    )
+    assert "position and properties['translation']" in placed and "give it once" in placed
+    colourless = await refused(type="Camera", color="red")
+    assert colourless.startswith("a Camera has no colour of its own to set."), colourless
+    nowhere = await refused(type="Timer", position=[1, 2, 3])
+    assert "a Timer is a node with no place in space: it has no position." in nowhere
+    unknown = await refused(type="MeshInstance", shape="pyramid")
+    assert "shape is one of box, sphere, cylinder, cone, capsule, plane, not 'pyramid'." in unknown
+    bad = await refused(type="MeshInstance", shape="sphere", color="reddish")
+    assert "no colour named 'reddish'" in bad and "To add New without color: " in bad
