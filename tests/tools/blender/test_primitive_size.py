@@ -1,5 +1,6 @@
-"""create_primitive's size on real bpy: one number as before, or the object's dimensions
-([x, y, z]; [radius, height] for a cylinder or cone; [x, y] for a plane), said in the result."""
+"""create_primitive's size on real bpy: one number as before, or a list ([x, y, z] dimensions;
+radii for the round kinds: [r, r, r], [radius, height]; [x, y] for a plane), said in the
+result."""
 
 from __future__ import annotations
 
@@ -29,9 +30,13 @@ def test_the_model_sees_a_number_or_two_to_three_numbers() -> None:
         ("cube", [2, 1, 0.1], [2, 1, 0.1], "size [2, 1, 0.1] read as x, y, z (dimensions 2 x 1 x 0.1)"),
         ("cylinder", [0.5, 3], [1, 1, 3],
          "size [0.5, 3] read as radius 0.5, height 3 (dimensions 1 x 1 x 3)"),
-        ("cone", [0.25, 0.25, 2], [0.25, 0.25, 2],
-         "size [0.25, 0.25, 2] read as x, y, z, so radius 0.125, height 2 "
-         "(dimensions 0.25 x 0.25 x 2)"),
+        # Round kinds take radii, as three.js reads them: [r, r, h], [r, r, r].
+        ("cone", [0.25, 0.25, 2], [0.5, 0.5, 2],
+         "size [0.25, 0.25, 2] read as radius 0.25, height 2 (dimensions 0.5 x 0.5 x 2)"),
+        ("cylinder", [0.5, 1, 2], [1, 2, 2],
+         "size [0.5, 1, 2] read as radii 0.5, 1, height 2 (dimensions 1 x 2 x 2)"),
+        ("uv_sphere", [1.5, 1.5, 1.5], [3, 3, 3],
+         "size [1.5, 1.5, 1.5] read as radius 1.5 (dimensions 3 x 3 x 3)"),
         ("plane", [10, 10], [10, 10, 0],
          "size [10, 10] read as x, y (a plane is flat) (dimensions 10 x 10 x 0)"),
         ("plane", [20, 20, 0], [20, 20, 0],
@@ -40,8 +45,8 @@ def test_the_model_sees_a_number_or_two_to_three_numbers() -> None:
          "size [20, 20, 0.05] read as x, y (a plane is flat; z 0.05 ignored) "
          "(dimensions 20 x 20 x 0)"),
         # Kinds whose box is not their size (an ico sphere's, Suzanne's) are fitted all the same.
-        ("ico_sphere", [1, 1, 1], [1, 1, 1], None),
-        ("uv_sphere", [1, 2, 0.5], [1, 2, 0.5], None),
+        ("ico_sphere", [1, 1, 1], [2, 2, 2], None),
+        ("uv_sphere", [1, 2, 0.5], [2, 4, 1], None),
         ("torus", [2, 2, 0.5], [2, 2, 0.5], None),
         ("monkey", [1, 0.8, 0.6], [1, 0.8, 0.6], None),
     ],
@@ -89,7 +94,7 @@ async def test_one_number_is_read_as_before(toolkit: BlenderToolkit) -> None:
     [
         ({"kind": "cube", "size": [2, 1]},
          "size [2, 1]: a cube's size is 1 number (its edge) or 3 ([x, y, z] dimensions"),
-        ({"kind": "uv_sphere", "size": [1, 1]}, "2 numbers are [radius, height] for a cylinder"),
+        ({"kind": "uv_sphere", "size": [1, 1]}, "or 3 ([r, r, r]: its radius); 2 numbers are"),
         ({"kind": "cube", "size": [2, 0, 1]}, "every dimension must be above 0"),
         ({"kind": "cylinder", "size": [0, 3]}, "a cylinder's radius and height must be above 0"),
         ({"kind": "plane", "size": [2, 1, 0.5]},

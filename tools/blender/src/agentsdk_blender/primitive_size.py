@@ -2,9 +2,12 @@
 it before anything is sent, and the engine, inside the add-on too, builds from it).
 
 One number is the primitive's own overall size, as it always was (a cube's edge, a sphere's
-diameter). A list gives the object's dimensions in metres: [x, y, z] for any kind, and the two
-numbers people say for the round and the flat kinds: [radius, height] for a cylinder or cone
-(a new user's "0.5 m in radius and 3 m tall"), [x, y] for a plane.
+diameter). A list is read as the three.js toolkit reads one, so that a model says a size the
+same way in both: [x, y, z] dimensions for a cube, a torus or the monkey, [x, y] for a plane,
+radii for the round kinds: [r, r, r] for a sphere (its radius along each axis), [radius,
+height] or [r, r, height] for a cylinder or cone. The 1.5B model sent a sphere "3 m in
+diameter" as [1.5, 1.5, 1.5] and one "of radius 0.5" as [0.5, 0.5, 0.5]: with lists read as
+dimensions both came out half as big (blender/ball-on-ground failed on it).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 RADIAL = frozenset({"cylinder", "cone"})
+SPHERES = frozenset({"uv_sphere", "ico_sphere"})
 FLAT_SHARE = 0.01
 """A plane's third number up to this share of its larger side is read as flat (0 or nearly)."""
 
@@ -29,6 +33,9 @@ ONE_NUMBER = {
     "monkey": "overall size",
 }
 """What one number is for each kind (the size the primitive is made at)."""
+
+_THREE = {"uv_sphere": "[r, r, r]: its radius", "ico_sphere": "[r, r, r]: its radius"}
+"""What 3 numbers are for a kind whose 3 numbers are not its [x, y, z] dimensions."""
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?", re.I)
 # What may stand between the numbers of a size written as text: "2 x 1 x 0.1 m", "[0.5, 3]".
@@ -100,9 +107,9 @@ def read_size(
         if kind not in RADIAL:
             one = ONE_NUMBER.get(kind, "size")
             raise ValueError(
-                f"size {shown(size)}: a {kind}'s size is 1 number (its {one}) or 3 ([x, y, z] "
-                "dimensions in metres); 2 numbers are [radius, height] for a cylinder or cone "
-                "and [x, y] for a plane"
+                f"size {shown(size)}: a {kind}'s size is 1 number (its {one}) or 3 "
+                f"({_THREE.get(kind, '[x, y, z] dimensions in metres')}); 2 numbers are "
+                "[radius, height] for a cylinder or cone and [x, y] for a plane"
             )
         radius, height = values
         if radius <= 0 or height <= 0:
@@ -115,10 +122,13 @@ def read_size(
             f"size {shown(size)}: every dimension must be above 0 (only a plane is flat)"
         )
     x, y, z = values
-    read_as = "x, y, z"
-    if kind in RADIAL and x == y:  # said outright: [1, 1, 5] is 1 across, not radius 1
-        read_as += f", so radius {x / 2:g}, height {z:g}"
-    return SizeReading((x, y, z), read_as)
+    if kind in SPHERES:  # radii along x, y and z, as three.js reads a sphere's radius
+        read_as = f"radius {x:g}" if x == y == z else f"radii {x:g}, {y:g}, {z:g}"
+        return SizeReading((2 * x, 2 * y, 2 * z), read_as)
+    if kind in RADIAL:  # [r, r, h]: the radius along x and y, then the height
+        read_as = f"radius {x:g}, height {z:g}" if x == y else f"radii {x:g}, {y:g}, height {z:g}"
+        return SizeReading((2 * x, 2 * y, z), read_as)
+    return SizeReading((x, y, z), "x, y, z")
 
 
 def _scaled(scale: Sequence[float] | None) -> bool:

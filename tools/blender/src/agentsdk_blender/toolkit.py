@@ -107,8 +107,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         Args:
             kind: Which primitive.
             name: Object name; a name already in use is refused (change that object instead).
-            size: Metres: a number (cube edge, sphere diameter) or [x, y, z] dimensions;
-                cylinder/cone also [radius, height], plane [x, y].
+            size: Metres: a number (cube edge, sphere diameter) or a list: cube [x, y, z],
+                sphere [r, r, r], cylinder/cone [radius, height], plane [x, y].
             location: Centre X, Y, Z in metres (Z is up).
             rotation_degrees: Euler XYZ rotation in degrees.
             scale: Scale factors per axis.
