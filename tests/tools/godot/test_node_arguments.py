@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from agentsdk_godot import Constructor, GodotEngine, GodotToolkit, SubResource
+from agentsdk_godot.variant import format_variant
 
 from agentsdk import ToolOutcome
 
@@ -176,6 +177,36 @@ async def test_2d_nodes_and_lights_take_colour_and_position_by_their_own_propert
     assert ".position = Vector2( 100, 200 )" in shown("World")
     assert ".modulate = Color( 0, 1, 0, 1 )" in shown("Ship")
     assert ".light_color = Color( 1, 0.65, 0, 1 )" in shown("Lamp")
+
+
+async def test_position_as_a_property_is_where_the_class_keeps_it(toolkit: GodotToolkit) -> None:
+    # add_node's `position` taught the 1.5B model the word: asked to move Box (godot/move-box)
+    # it set "position" on the MeshInstance, which Godot 3 calls translation, turn after turn.
+    await add(toolkit, name="Box", type="MeshInstance", shape="box")
+    moved = await call(
+        toolkit, "set_property", scene=SCENE, node="Box", property="position", value="[2, 1, -3]"
+    )
+    assert not moved.is_error, moved.text
+    assert "translation = Vector3( 2, 1, -3 ) (position was read as translation" in moved.text
+    await add(
+        toolkit,
+        name="Ball",
+        type="MeshInstance",
+        shape="sphere",
+        properties={"position": "[0, 2, 0]"},
+    )
+    await add(toolkit, name="Panel", type="Control", properties={"position": "[10, 20]"})
+    m = await toolkit.measurements(SCENE)
+    assert m.bounded("Box").centre == pytest.approx((2, 1, -3), abs=1e-4)
+    assert m.bounded("Ball").centre == pytest.approx((0, 2, 0), abs=1e-4)
+    panel = toolkit.project.read_scene(SCENE).node("Panel").properties
+    assert format_variant(panel["rect_position"], toolkit.project.dialect.style) == (
+        "Vector2( 10, 20 )"
+    )
+    # A class that has a property of that name keeps it (a Node2D's position).
+    await add(toolkit, name="Flat", type="Node2D", properties={"position": "[5, 6]"})
+    flat = toolkit.project.read_scene(SCENE).node("Flat").properties
+    assert "position" in flat and "translation" not in flat
 
 
 async def test_what_a_class_cannot_take_adds_nothing(toolkit: GodotToolkit) -> None:

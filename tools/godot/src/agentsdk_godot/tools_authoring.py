@@ -64,7 +64,9 @@ def _set_property_call(scene: str, node: str, property: str, value: str) -> str:
     return "set_property(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in said.items()) + ")"
 
 
-def _as_colour(said: str) -> str:
+def _read_as(said: str, meant: str = MATERIAL_COLOUR) -> str:
+    if meant != MATERIAL_COLOUR:
+        return f"{said} was read as {meant}: where this class keeps its position"
     return f"{said} was read as {MATERIAL_COLOUR}: a mesh node's colour is its material's"
 
 
@@ -294,7 +296,7 @@ class AuthoringTools(GodotToolkitBase):
                         f"{refused} Nothing was added. To add {name} without {said}: {offer}{guess}"
                     ) from None
                 stored.append(f"{key} = {value}")
-            stored += [_as_colour(said) for said, key in meant.items() if key != said]
+            stored += [_read_as(said, key) for said, key in meant.items() if key != said]
             if wanted is not None:
                 sized = await resize(writer, node, wanted)
                 clash = [f for f in sized if f.split(" = ")[0] in properties and f not in stored]
@@ -313,15 +315,21 @@ class AuthoringTools(GodotToolkitBase):
         )
 
     def _colour_property(self, cls: str | None, name: str, script: str | None = None) -> str:
-        """``name``, or the material colour it stands for: a mesh node has no colour of its
-        own, so "color" (the 1.5B model's first guess, again after the error said where the
-        colour is) is its material's albedo colour, a material made on the way."""
-        if name.strip().lower() not in _COLOUR_NAMES:
-            return name
+        """``name``, or the property it stands for on this class. A mesh node has no colour of
+        its own, so "color" (the 1.5B model's first guess, again after the error said where
+        the colour is) is its material's albedo colour, a material made on the way. And
+        "position", add_node's argument, is where the class keeps it when it has no property
+        of that name: a Godot 3 Spatial's translation, a Control's rect_position (asked to
+        move Box, the 1.5B model set "position" on the MeshInstance, turn after turn)."""
         known = self._catalog.properties(cls, script) if self._catalog is not None else None
-        if known is None or name in known or "material_override" not in known:
+        if known is None or name in known:
             return name
-        return MATERIAL_COLOUR
+        said = name.strip().lower()
+        if said in _COLOUR_NAMES and "material_override" in known:
+            return MATERIAL_COLOUR
+        if said == "position":
+            return next((p for p in ("translation", "rect_position") if p in known), name)
+        return name
 
     def _own_size(self, cls: str | None, script: str | None = None) -> bool:
         """Whether the class itself has a property `size` (a Godot 4 Control): then `size` is
@@ -557,7 +565,7 @@ class AuthoringTools(GodotToolkitBase):
                 stored = await writer.assign(target.properties, meant, value, (target.type, script))
                 detail = f"{meant} = {stored}"
                 if meant != property:
-                    detail += f" ({_as_colour(property)})"
+                    detail += f" ({_read_as(property, meant)})"
         except SceneError as err:
             raise ToolError(str(err)) from None
         placed = property.strip() in _PLACING
