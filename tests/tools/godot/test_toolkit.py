@@ -179,6 +179,28 @@ async def test_a_script_is_run_when_attached_or_rewritten_and_its_runtime_error_
 
 
 @pytest.mark.anyio
+async def test_a_new_scene_points_at_a_script_no_scene_uses_yet(toolkit: GodotToolkit) -> None:
+    # godot/hello-script: the script written first, then the scene; told only "next: add
+    # children with add_node(... MeshInstance)", the 1.5B model added a MeshInstance with
+    # the script as its mesh. The next step now names the script waiting to be attached.
+    source = "extends Node\n\nfunc _ready():\n\tprint('hi')\n"
+    await call(toolkit, "write_script", path="res://hello.gd", source=source)
+    created = await call(toolkit, "create_scene", path="res://main.tscn", root_type="Node")
+    assert not created.is_error, created.text
+    attach = 'attach_script(scene=\\"res://main.tscn\\", node=\\".\\", script=\\"res://hello.gd\\")'
+    assert (
+        "res://hello.gd is written but no scene uses it: attach it with " + attach in created.text
+    )
+    assert "or add children with add_node(" in created.text
+    attached = await call(
+        toolkit, "attach_script", scene="res://main.tscn", node=".", script="res://hello.gd"
+    )
+    assert not attached.is_error, attached.text
+    other = await call(toolkit, "create_scene", path="res://level.tscn", root_type="Spatial")
+    assert "attach_script" not in other.text and "next: add children with add_node(" in other.text
+
+
+@pytest.mark.anyio
 async def test_run_project_reports_runtime_errors_with_line(toolkit: GodotToolkit) -> None:
     await call(toolkit, "create_scene", path="res://main.tscn", root_type="Node")
     await call(

@@ -159,8 +159,17 @@ class GodotProject:
 
     def scenes(self) -> list[str]:
         """All .tscn files (res:// paths)."""
+        return self._files("*.tscn")
+
+    def scripts(self) -> list[str]:
+        """All .gd files (res:// paths)."""
+        return self._files("*.gd")
+
+    def _files(self, pattern: str) -> list[str]:
         return sorted(
-            self.res_path(p) for p in self.path.rglob("*.tscn") if ".import" not in p.parts
+            self.res_path(p)
+            for p in self.path.rglob(pattern)
+            if ".import" not in p.parts and ".godot" not in p.parts
         )
 
 

@@ -145,8 +145,8 @@ class AuthoringTools(GodotToolkitBase):
                 return SceneChange(
                     scene=res,
                     node=".",
-                    detail=f"unchanged: {res} already is this empty scene; next: add children "
-                    f"with {self._next_child(doc, res)}",
+                    detail=f"unchanged: {res} already is this empty scene; next: "
+                    + self._next_step(doc, res),
                     nodes=["."],
                 )
             nodes = ", ".join(n.path for n in doc.nodes)
@@ -160,12 +160,25 @@ class AuthoringTools(GodotToolkitBase):
         scene = self.project.new_scene(name, root_type)
         try:
             change = self._save(path, scene, ".", f"created with root {name} ({root_type})")
-            change.detail += "; next: add children with " + self._next_child(scene, change.scene)
+            change.detail += "; next: " + self._next_step(scene, change.scene)
         except ProjectPathError as err:
             raise ToolError(str(err)) from None
         if main or not self.project.main_scene:
             self.project.main_scene = change.scene
         return change
+
+    def _next_step(self, doc: SceneFile, scene: str) -> str:
+        """What to do in a new, empty scene: attach a script no scene uses yet, when there is
+        one (the 1.5B model, having written res://hello.gd and created the scene for it, added
+        a MeshInstance with the script as its mesh, as the next step said), or add children."""
+        children = "add children with " + self._next_child(doc, scene)
+        waiting = [s for s in self.project.scripts() if not self._users(s)]
+        if not waiting:
+            return children
+        listed = ", ".join(waiting[:3]) + (" ..." if len(waiting) > 3 else "")
+        these = "is written but no scene uses it" if len(waiting) == 1 else "are written but unused"
+        attach = f'attach_script(scene="{scene}", node=".", script="{waiting[0]}")'
+        return f"{listed} {these}: attach it with {attach}; or {children}"
 
     def _next_child(self, doc: SceneFile, scene: str) -> str:
         """An add_node call that fits the scene's root (a Label under a Control ...)."""
