@@ -44,6 +44,12 @@ def test_the_model_sees_a_number_or_two_to_three_numbers() -> None:
         ("plane", [20, 20, 0.05], [20, 20, 0],
          "size [20, 20, 0.05] read as x, y (a plane is flat; z 0.05 ignored) "
          "(dimensions 20 x 20 x 0)"),
+        # A zero is no dimension (as in three.js): a cone "2 m tall" sent as [2, 0, 0].
+        ("cone", [2, 0, 0], [2, 2, 2],
+         "size [2, 0, 0] read as diameter 2, height 2, its zeros left out (dimensions 2 x 2 x 2)"),
+        ("cone", [0.5, 0, 3], [1, 1, 3], None),
+        ("cube", [3, 0, 0], [3, 3, 3], None),
+        ("uv_sphere", [0.5, 0, 0], [1, 1, 1], None),
         # Kinds whose box is not their size (an ico sphere's, Suzanne's) are fitted all the same.
         ("ico_sphere", [1, 1, 1], [2, 2, 2], None),
         ("uv_sphere", [1, 2, 0.5], [2, 4, 1], None),
@@ -95,7 +101,10 @@ async def test_one_number_is_read_as_before(toolkit: BlenderToolkit) -> None:
         ({"kind": "cube", "size": [2, 1]},
          "size [2, 1]: a cube's size is 1 number (its edge) or 3 ([x, y, z] dimensions"),
         ({"kind": "uv_sphere", "size": [1, 1]}, "or 3 ([r, r, r]: its radius); 2 numbers are"),
-        ({"kind": "cube", "size": [2, 0, 1]}, "every dimension must be above 0"),
+        ({"kind": "cube", "size": [2, 0, 1]},
+         "size [2, 0, 1], a zero being no dimension, is [2, 1]: a cube's size is 1 number"),
+        ({"kind": "cube", "size": [0, 0, 0]}, "size [0, 0, 0]: every dimension must be above 0"),
+        ({"kind": "torus", "size": [2, 0, 0]}, "a torus's one number is its overall width"),
         ({"kind": "cylinder", "size": [0, 3]}, "a cylinder's radius and height must be above 0"),
         ({"kind": "plane", "size": [2, 1, 0.5]},
          "a plane is flat, give [x, y] ([2, 1]); for a slab 0.5 m thick make a cube"),

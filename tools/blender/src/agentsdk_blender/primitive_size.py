@@ -100,9 +100,28 @@ def read_size(
             f"size {shown(size)} already gives the dimensions, so leave scale out; scale "
             "multiplies a one-number size (or use set_transform afterwards)"
         )
-    values = list(size)
     if kind == "plane":
-        return _plane(values)
+        return _plane(list(size))
+    # A zero among three numbers is no dimension: dropped, as three.js drops one (the 1.5B
+    # model sent a cone "2 m tall" as [2, 0, 0], then [2, 2, 0], refused until the loop
+    # guard stopped it). Two numbers keep theirs: [0, 3] is a cylinder of radius 0.
+    values = [v for v in size if v > 0] if len(size) == 3 else list(size)
+    if len(values) < len(size):
+        if not values:
+            raise ValueError(f"size {shown(size)}: every dimension must be above 0")
+        left = values[0] if len(values) == 1 and kind not in SPHERES else values
+        try:
+            read = read_size(kind, left)
+            if read.dimensions is None:  # one number left: the kind's own size, as dimensions
+                read = _as_dimensions(kind, values[0], read)
+        except ValueError as err:
+            said = str(err).removeprefix(f"size {shown(left)}: ")
+            raise ValueError(
+                f"size {shown(size)}, a zero being no dimension, is {shown(left)}: {said}"
+            ) from None
+        return read._replace(read_as=f"{read.read_as}, its zeros left out")
+    if len(values) == 1:  # a sphere's one radius
+        return SizeReading((2 * values[0],) * 3, f"radius {values[0]:g}")
     if len(values) == 2:
         if kind not in RADIAL:
             one = ONE_NUMBER.get(kind, "size")
@@ -129,6 +148,16 @@ def read_size(
         read_as = f"radius {x:g}, height {z:g}" if x == y else f"radii {x:g}, {y:g}, height {z:g}"
         return SizeReading((2 * x, 2 * y, z), read_as)
     return SizeReading((x, y, z), "x, y, z")
+
+
+def _as_dimensions(kind: str, size: float, read: SizeReading) -> SizeReading:
+    """One number's reading for ``kind`` as the dimensions it makes, where they are plain
+    (a cube's edge, a cylinder's or cone's diameter and height)."""
+    if kind == "cube" or kind in RADIAL:
+        return read._replace(dimensions=(size, size, size))
+    raise ValueError(
+        f"a {kind}'s one number is its {ONE_NUMBER.get(kind, 'size')}: give it as a number"
+    )
 
 
 def _scaled(scale: Sequence[float] | None) -> bool:
