@@ -13,7 +13,7 @@ the judgement is written in the tasks README. Writes --out (default
 benchmarks/results/new_user_prompts.json), and one trace per run with --traces.
 
     uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17|s18|s19] [--only on|off]
-        [--out FILE] [--traces DIR]
+        [--kit threejs|blender|godot] [--out FILE] [--traces DIR]
 """
 
 from __future__ import annotations
@@ -110,6 +110,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=sorted(SETS), default="s16", help="which prompts")
     parser.add_argument("--only", choices=["on", "off"], help="one mode only")
+    parser.add_argument("--kit", help="only the prompts for this toolkit (threejs, blender, godot)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the JSON to write")
     parser.add_argument("--traces", type=Path, help="a folder for one JSONL trace per run")
     args = parser.parse_args()
@@ -118,6 +119,8 @@ async def main() -> None:
         args.traces.mkdir(parents=True, exist_ok=True)
     rows = []
     for i, (kit, prompt) in enumerate(SETS[args.set], 1):
+        if args.kit and kit != args.kit:
+            continue
         for on in modes:
             row = await one(i, kit, prompt, on, args.traces)
             rows.append(row)
