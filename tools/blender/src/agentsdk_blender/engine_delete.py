@@ -17,7 +17,8 @@ from typing import Any
 import bpy
 
 from .engine_errors import CommandError
-from .engine_unknown import listing, missing_objects, spoken
+from .engine_names import listing, spoken
+from .engine_unknown import missing_objects
 
 JSON = dict[str, Any]
 

@@ -9,6 +9,8 @@ object is and which tool changes it, gives the model the step it was looking for
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Sequence
 from typing import Any, NoReturn
 
 import bpy
@@ -45,14 +47,36 @@ def meant(name: str, leave_out: Any = None) -> str:
     return f"; did you mean {found!r}?" if found else ""
 
 
-def object_list(*, leave_out: Any = None, limit: int = 20) -> str:
-    """The scene's object names for an error message: sorted, at most ``limit`` of them, then
-    how many more there are (a model can page through scene_info for the rest)."""
-    names = sorted(o.name for o in bpy.data.objects if o != leave_out)
-    text = ", ".join(names[:limit]) or "none"
-    if len(names) > limit:
-        text += f" and {len(names) - limit} more (scene_info lists them)"
+LIMIT = 20  # names listed before "and N more"
+
+
+def shown(names: Iterable[str]) -> str:
+    """Names for a message, plainly: ``B, C``; JSON quotes only on a name that needs them
+    (empty, holding a comma, or with spaces at either end)."""
+    return ", ".join(
+        json.dumps(n) if not n or n != n.strip() or "," in n else n for n in dict.fromkeys(names)
+    )
+
+
+def spoken(names: Sequence[str]) -> str:
+    """``B``, ``B and C``, ``B, C and D``."""
+    listed = [shown([n]) for n in dict.fromkeys(names)]
+    return listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
+
+
+def listing(names: Iterable[str], *, limit: int = LIMIT) -> str:
+    """Sorted names, at most ``limit``, then how many more (scene_info lists them all)."""
+    ordered = sorted(names)
+    text = shown(ordered[:limit])
+    if len(ordered) > limit:
+        text += f" and {len(ordered) - limit} more (scene_info lists them)"
     return text
+
+
+def object_list(*, leave_out: Any = None, limit: int = LIMIT) -> str:
+    """The scene's object names for an error message (:func:`listing`), "none" when there
+    are none; a model can page through scene_info for the rest."""
+    return listing((o.name for o in bpy.data.objects if o != leave_out), limit=limit) or "none"
 
 
 def where(obj: Any) -> str:

@@ -18,9 +18,10 @@ import bpy
 from mathutils import Vector
 
 from .engine_errors import CommandError
+from .engine_names import shown
 from .engine_settings import settings_kept
 from .engine_sight import hidden_from
-from .engine_unknown import missing_objects, shown
+from .engine_unknown import missing_objects
 from .engine_vision import id_pass, renderable_objects
 
 JSON = dict[str, Any]

@@ -11,37 +11,13 @@ scene has, which name was probably meant, and the next call: make the missing ob
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import bpy
 
-from .engine_names import closest
+from .engine_names import closest, listing, shown, spoken
 
-LIMIT = 20  # names listed before "and N more"
 CUBE = 'create_primitive(kind="cube", name={name})'
-
-
-def shown(names: Iterable[str]) -> str:
-    """Names for a message, plainly: ``B, C``; JSON quotes only on a name that needs them
-    (empty, holding a comma, or with spaces at either end)."""
-    return ", ".join(
-        json.dumps(n) if not n or n != n.strip() or "," in n else n for n in dict.fromkeys(names)
-    )
-
-
-def spoken(names: Sequence[str]) -> str:
-    """``B``, ``B and C``, ``B, C and D``."""
-    listed = [shown([n]) for n in dict.fromkeys(names)]
-    return listed[0] if len(listed) == 1 else ", ".join(listed[:-1]) + " and " + listed[-1]
-
-
-def listing(names: Iterable[str], *, limit: int = LIMIT) -> str:
-    """Sorted names, at most ``limit``, then how many more (scene_info lists them all)."""
-    ordered = sorted(names)
-    text = shown(ordered[:limit])
-    if len(ordered) > limit:
-        text += f" and {len(ordered) - limit} more (scene_info lists them)"
-    return text
 
 
 def missing_objects(

@@ -37,6 +37,7 @@ from agentsdk_godot.versions import GodotDialect
 
 __all__ = [
     "MATERIAL_COLOUR",
+    "PLACING",
     "SHAPES",
     "ArgumentRefused",
     "NodeArguments",
@@ -59,7 +60,8 @@ _SHAPE_WORDS = {"cube": "box", "ball": "sphere"}
 _FONT_COLOURS = ("custom_colors/font_color", "theme_override_colors/font_color")
 _OWN_COLOURS = ("light_color", *_FONT_COLOURS, "color", "modulate")
 """Colour properties `color` sets, in the order chosen when a class has several."""
-_PLACING = ("translation", "transform", "position", "rect_position")
+PLACING = ("translation", "transform", "position", "rect_position")
+"""Properties that say where a node is: with one of them, ``rest_on`` keeps x and z."""
 
 _CALL_ORDER = ("properties", "rest_on", "size", "shape", "color", "position")
 
@@ -152,7 +154,7 @@ class NodeArguments:
         position = None
         if self.position is not None:
             position, value = _position(catalog, dialect, cls, self.position)
-            other = next((k for k in _PLACING if k in properties and k != position), None)
+            other = next((k for k in PLACING if k in properties and k != position), None)
             if other is not None:
                 raise _twice("position", other, properties[other])
             last[position] = value

@@ -13,6 +13,7 @@ from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.engine import HarnessJob
 from agentsdk_godot.node_arguments import (
     MATERIAL_COLOUR,
+    PLACING,
     ArgumentRefused,
     NodeArguments,
     add_node_call,
@@ -44,9 +45,6 @@ from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError,
 
 __all__ = ["AuthoringTools", "literal"]
 
-
-_PLACING = ("translation", "transform", "position")
-"""Properties that say where a node is: with one of them, ``rest_on`` keeps x and z."""
 
 _COLOUR_NAMES = frozenset({"color", "colour", "albedo", "albedo_color", "albedo_colour"})
 """Names a model gives a mesh node's colour as if it were the node's own property."""
@@ -249,7 +247,7 @@ class AuthoringTools(GodotToolkitBase):
         mesh = typed.mesh_text(dialect)
         catalog = await self._known(doc, [cls], [*properties.values(), *([mesh] if mesh else [])])
         catalog.check_node_class(cls)
-        meant = {key: self._colour_property(cls, key) for key in properties}
+        meant = {key: self._meant_property(cls, key) for key in properties}
         said_as = {key: said for said, key in meant.items()}
         try:
             merged = typed.merge(
@@ -322,12 +320,12 @@ class AuthoringTools(GodotToolkitBase):
         except SceneError as err:
             raise ToolError(str(err)) from None
         detail = f"added {type} {node.path}" + (": " + ", ".join(stored) if stored else "")
-        placed = any(key in properties for key in _PLACING)
+        placed = any(key in properties for key in PLACING)
         return await self._save_resting(
             scene, doc, node, _made(detail, writer), rest_on, placed, measure=wanted is not None
         )
 
-    def _colour_property(self, cls: str | None, name: str, script: str | None = None) -> str:
+    def _meant_property(self, cls: str | None, name: str, script: str | None = None) -> str:
         """``name``, or the property it stands for on this class. A mesh node has no colour of
         its own, so "color" (the 1.5B model's first guess, again after the error said where
         the colour is) is its material's albedo colour, a material made on the way. And
@@ -574,14 +572,14 @@ class AuthoringTools(GodotToolkitBase):
                 assert wanted is not None
                 detail = f"size {shown(wanted)}: " + ", ".join(await resize(writer, target, wanted))
             else:
-                meant = self._colour_property(target.type, property, script)
+                meant = self._meant_property(target.type, property, script)
                 stored = await writer.assign(target.properties, meant, value, (target.type, script))
                 detail = f"{meant} = {stored}"
                 if meant != property:
                     detail += f" ({_read_as(property, meant)})"
         except SceneError as err:
             raise ToolError(str(err)) from None
-        placed = property.strip() in _PLACING
+        placed = property.strip() in PLACING
         return await self._save_resting(
             scene, doc, target, _made(detail, writer), rest_on, placed, measure=resizing
         )

@@ -15,7 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-__all__ = ["announced_tool", "announces_a_step", "echoes_call_format", "echoes_cue"]
+__all__ = [
+    "announced_tool",
+    "announces_a_step",
+    "echoes_call_format",
+    "echoes_cue",
+    "sentences",
+]
 
 _CUES = (
     "if my request still needs another step",
@@ -72,6 +78,11 @@ _WINDOW = 4
 """Words allowed between the words of a tool name said in prose ("add a modifier")."""
 
 
+def sentences(text: str) -> list[str]:
+    """The text's sentences (split after ``.``, ``!`` or ``?`` and at line breaks), non-empty."""
+    return [s for s in _SENTENCE_END.split(text.strip()) if s]
+
+
 def announced_tool(text: str, offered: Collection[str]) -> str | None:
     """The offered tool a text answer announces it will call, or None.
 
@@ -86,7 +97,7 @@ def announced_tool(text: str, offered: Collection[str]) -> str | None:
     """
     if not offered or not text.strip():
         return None
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in sentences(text):
         intent = _INTENT.search(sentence)
         if intent is not None:
             tail = sentence[intent.start() :]

@@ -25,7 +25,13 @@ from .._response import Completion
 from .._wire import dumps
 from ..model import OpenAIChatModel, _server_message
 from ..profiles import engine_profile
-from .announced import announced_tool, announces_a_step, echoes_call_format, echoes_cue
+from .announced import (
+    announced_tool,
+    announces_a_step,
+    echoes_call_format,
+    echoes_cue,
+    sentences,
+)
 from .engine import LocalEngine
 from .grammar import TURN_GRAMMAR, parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
@@ -818,7 +824,6 @@ _ASKED_KEPT = 1024
 _NOT_DONE = re.compile(
     r"\b(?:not|cannot|can't|couldn't|unable|no (?:tool|function)s?|none of)\b", re.IGNORECASE
 )
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def _owned_up(request: ModelRequest, response: ModelResponse) -> ModelResponse:
@@ -830,16 +835,16 @@ def _owned_up(request: ModelRequest, response: ModelResponse) -> ModelResponse:
     could not be done, the 0.5B model said it again and the 1.5B model left it out."""
     if response.tool_calls or not response.text.strip():
         return response
-    sentences = _SENTENCE_END.split(response.text.strip())
+    said = sentences(response.text)
     claimed = [
         part
         for part in files_no_tool_writes(request)
-        if any(mentions(s, part.key) and not _NOT_DONE.search(s) for s in sentences)
+        if any(mentions(s, part.key) and not _NOT_DONE.search(s) for s in said)
     ]
     if not claimed:
         return response
     logger.info("the answer spoke of %s as done; no offered tool can write it", claimed[0].key)
-    kept = [s for s in sentences if not any(mentions(s, part.key) for part in claimed)]
+    kept = [s for s in said if not any(mentions(s, part.key) for part in claimed)]
     note = f"Not done: {_listed(claimed)}, which none of the tools I have can do."
     return response.model_copy(update={"parts": [TextPart(text=" ".join([*kept, note]))]})
 
