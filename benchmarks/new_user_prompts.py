@@ -2,17 +2,18 @@
 does with them, with the toolkit's instructions in its prompt (the default since session 16)
 and without (``toolkit_instructions=False``, what such an agent sent before).
 
-Four sets, each written before it was first run and not tuned against afterwards: ``s16``
+Five sets, each written before it was first run and not tuned against afterwards: ``s16``
 (eight prompts, session 16), ``s17`` (nine more, written in session 17 before any change
 of that session was run), ``s18`` (nine more, written in session 18 before any run on
-them, after that session's changes were made but not measured on new prompts) and ``s19``
-(nine more, written in session 19 the same way). Nothing checks the outcome
+them, after that session's changes were made but not measured on new prompts), ``s19``
+(nine more, written in session 19 the same way) and ``s20`` (nine more, written in session
+20 before any run or change). Nothing checks the outcome
 automatically: each row keeps
 the calls, the answer and the last tool result (the scene as the tools describe it), and
 the judgement is written in the tasks README. Writes --out (default
 benchmarks/results/new_user_prompts.json), and one trace per run with --traces.
 
-    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17|s18|s19] [--only on|off]
+    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17|s18|s19|s20] [--only on|off]
         [--kit threejs|blender|godot] [--out FILE] [--traces DIR]
 """
 
@@ -75,6 +76,19 @@ SETS["s19"] = [
     ("godot", "Create a main scene with a Camera named Eye at (0, 2, 6), a DirectionalLight named Sun, and a red sphere named Ball at the origin."),
     ("godot", "Make a main scene whose root is a Control, with a Button named Start and a Label named Info that says Ready."),
     ("godot", "Build a main scene with a grey box named Floor, 8 by 0.2 by 8, and a yellow cube named Coin resting on it."),
+]  # fmt: skip
+
+
+SETS["s20"] = [
+    ("threejs", "Add a black cylinder named post, radius 0.1 and 2 tall, standing on the ground, and a white sphere named lamp of radius 0.3 on top of it."),
+    ("threejs", "Create a red box named car, 2 long, 1 tall and 1 wide, on the ground at (-3, 0, 0), a blue box named truck, 3 long, 1.5 tall and 1.5 wide, on the ground at (3, 0, 0), and frame both."),
+    ("threejs", "Add a yellow sphere named sun of radius 2 at (0, 8, -10) and a point light named sunlight at the same place."),
+    ("blender", "Add a grey cube named Wall, 4 m wide, 0.2 m thick and 2 m tall, standing on the ground, and a red sphere named Ball of radius 0.3 on the ground in front of it."),
+    ("blender", "Create a cylinder named Can, radius 0.3 m and 1 m tall, on the ground, and a point light named Bulb 2 m above it, then render the camera view."),
+    ("blender", "Make a torus named Ring at (0, 0, 1) and a camera named Cam at (0, -5, 1) looking at it, then export the scene to ring.glb."),
+    ("godot", "Create a main scene with a green box named Field, 20 by 0.1 by 20, and a white sphere named Ball of radius 0.5 resting on it, and a camera named Cam looking at the ball."),
+    ("godot", "Make a main scene whose root is a Node2D, with a Sprite named Hero at (50, 50) and a Timer named Clock."),
+    ("godot", "Build a main scene with an orange cube named Box at (0, 1, 0), an omni light named Lamp at (2, 3, 2), then take a screenshot."),
 ]  # fmt: skip
 
 
