@@ -8,6 +8,7 @@ from agentsdk_openai.local.announced import (
     announces_a_step,
     echoes_call_format,
     echoes_cue,
+    offers_help,
 )
 
 SCENE = ["create_primitive", "add_modifier", "export_asset", "set_material", "delete", "render"]
@@ -94,6 +95,26 @@ def test_an_echo_of_a_cue_is_recognised() -> None:
         "18.5% for the S&P 500, so IBM did better by 22.7 points."
     )
     assert not echoes_cue("The Crate now rests on the Floor.")
+
+
+@pytest.mark.parametrize(
+    ("text", "offer"),
+    [
+        # Only an offer of help (the 1.5B model's whole answer after a Godot scene, s19/7).
+        ("I'm ready to help!", True),
+        ("Sure! How can I assist you today?", True),
+        ("What would you like me to do next?", True),
+        ("Great. Let me know if you need anything else.", True),
+        # Something done, then the offer: an answer.
+        ("The scene has Eye, Sun and Ball. Let me know if you need anything else.", False),
+        ("Done: the box is red. How can I help further?", False),
+        ("I am ready to render the camera view once the camera exists.", False),
+        ("", False),
+    ],
+)
+def test_an_answer_that_only_offers_help_is_none(text: str, offer: bool) -> None:
+    assert offers_help(text) is offer
+    assert echoes_cue(text) is offer
 
 
 @pytest.mark.parametrize(

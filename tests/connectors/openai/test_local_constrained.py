@@ -634,6 +634,49 @@ async def test_a_missing_name_is_asked_for_with_the_call_that_makes_it_so_named(
     await model.aclose()
 
 
+async def test_a_call_at_a_point_the_request_gives_is_sent_without_resting_on_every_path(
+    qwen_engine: LocalEngine,
+) -> None:
+    # The engine writes add_object(name="sun", position=[0, 3, 0], rest_on="ground") under a
+    # grammar held to those values (the 1.5B model's habit on "a red sphere named sun at
+    # (0, 3, 0)"); by chat and stream the call comes back without rest_on, which would
+    # have put the sun on the ground, and with the sphere's shape and colour. A token trace keeps the call as sampled: its ids
+    # must decode to it, as no mend of a turn applies there. The tool is three.js's own.
+    from agentsdk_threejs import ThreeJSToolkit
+
+    (add,) = [t.spec() for t in ThreeJSToolkit().tools() if t.name == "add_object"]
+    fixed = {"name": "sun", "position": [0, 3, 0], "rest_on": "ground"}
+    held = add.model_copy(
+        update={
+            "parameters": {
+                "type": "object",
+                "properties": {key: {"const": value} for key, value in fixed.items()},
+                "required": list(fixed),
+                "additionalProperties": False,
+            }
+        }
+    )
+    # Mended as asked: no rest_on, and the shape and colour the words before the name give.
+    mended = {"name": "sun", "position": [0, 3, 0], "shape": "sphere", "color": "red"}
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    extra = {TURN_GRAMMAR: tool_call_grammar([held], "required")}
+    settings = ModelSettings(temperature=0, max_tokens=96, tool_choice="required", extra=extra)
+    for record in (False, True):
+        ask = ModelRequest(
+            messages=[Message.user("Add a red sphere named sun of radius 1 at (0, 3, 0).")],
+            tools=[add],
+            settings=settings.model_copy(update={"record_tokens": record}),
+        )
+        (call,) = (await model.request(ask)).tool_calls
+        assert call.arguments == (fixed if record else mended)
+        if not record:
+            streamed = [item async for item in model.stream(ask)][-1]
+            assert isinstance(streamed, ModelResponse)
+            assert [c.arguments for c in streamed.tool_calls] == [call.arguments]
+    await model.aclose()
+
+
 RENDER = ToolSpec(
     name="render",
     description="Render the scene to an image.",

@@ -4,7 +4,8 @@ run has not done yet (no engine)."""
 from __future__ import annotations
 
 import pytest
-from agentsdk_openai.local.model import _named_as_asked, _owned_up
+from agentsdk_openai.local.as_asked import named_as_asked
+from agentsdk_openai.local.model import _owned_up
 from agentsdk_openai.local.unmade import (
     Part,
     as_named,
@@ -421,13 +422,13 @@ def test_calls_that_make_things_are_named_as_the_request_names_them() -> None:
     cam = ToolCallPart(name="place_camera", arguments={"name": "Cam at (6, -6, 4)"})
     moved = ToolCallPart(name="set_transform", arguments={"name": "Ball of radius 1"})
     response = ModelResponse(parts=[TextPart(text="Adding them."), ball, cam, moved])
-    fixed = _named_as_asked(request, response)
+    fixed = named_as_asked(request, response)
     assert [c.arguments["name"] for c in fixed.tool_calls] == ["Ball", "Cam", "Ball of radius 1"]
     assert fixed.tool_calls[0].arguments["size"] == 2 and fixed.text == "Adding them."
     assert [c.id for c in fixed.tool_calls] == [ball.id, cam.id, moved.id]
     # Nothing to mend: the same response.
     right = ModelResponse(parts=[ball.model_copy(update={"arguments": {"name": "Ball"}})])
-    assert _named_as_asked(request, right) is right
+    assert named_as_asked(request, right) is right
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ __all__ = [
     "announces_a_step",
     "echoes_call_format",
     "echoes_cue",
+    "offers_help",
     "sentences",
 ]
 
@@ -44,13 +45,35 @@ _SHORT = 12
 
 def echoes_cue(text: str) -> bool:
     """The answer repeats one of the template's cues ("If my request still needs another
-    step, call its function now; ...") instead of answering, or is a short remark about the
+    step, call its function now; ...") instead of answering, is a short remark about the
     conversation itself ("The function result is already provided.", the 1.5B model's whole
-    answer on godot/crate-on-floor): neither tells the user anything."""
+    answer on godot/crate-on-floor), or only offers help (:func:`offers_help`): none of
+    them tells the user anything."""
     lowered = text.lower()
     if any(cue in lowered for cue in _CUES):
         return True
-    return len(text.split()) <= _SHORT and bool(_ABOUT_THE_RESULT.search(text))
+    if len(text.split()) <= _SHORT and bool(_ABOUT_THE_RESULT.search(text)):
+        return True
+    return offers_help(text)
+
+
+_OFFER = re.compile(
+    r"\b(?:(?:i'?m|i am) (?:ready|here|happy|glad) to (?:help|assist)|how (?:can|may) i "
+    r"(?:help|assist)|what (?:would you like|can i do|else can i)|let me know (?:if|what|how))",
+    re.IGNORECASE,
+)
+_INTERJECTION = 2
+"""Words: a sentence this short beside an offer of help ("Sure!", "Great, done!") adds nothing."""
+
+
+def offers_help(text: str) -> bool:
+    """The answer only offers help ("I'm ready to help!", "How can I assist you?"): every
+    sentence an offer or an interjection. The 1.5B model answered "I'm ready to help!" after
+    building a Godot scene (new users' prompts s17/8, s19/7); "Done: the box is red. Let me
+    know if you need more." says what was done and is an answer."""
+    said = sentences(text)
+    offers = [s for s in said if _OFFER.search(s)]
+    return bool(offers) and all(s in offers or len(s.split()) <= _INTERJECTION for s in said)
 
 
 _FORMAT_ECHO = re.compile(

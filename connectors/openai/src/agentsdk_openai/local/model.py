@@ -32,6 +32,7 @@ from .announced import (
     echoes_cue,
     sentences,
 )
+from .as_asked import as_asked
 from .engine import LocalEngine
 from .grammar import TURN_GRAMMAR, parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
@@ -39,7 +40,6 @@ from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
 from .unmade import (
     Part,
-    as_named,
     does_step,
     files_no_tool_writes,
     mentions,
@@ -244,7 +244,7 @@ class LocalChatModel(OpenAIChatModel):
             response = await self._make_announced_call(request, response)
             response = await self._make_unmade_part(request, response)
             response = _owned_up(request, response)
-            response = _named_as_asked(request, response)
+            response = as_asked(request, response)
         return without_pasted_json(request, response)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
@@ -288,7 +288,7 @@ class LocalChatModel(OpenAIChatModel):
                 item = await self._make_announced_call(request, item)
                 item = await self._make_unmade_part(request, item)
                 item = _owned_up(request, item)
-                item = _named_as_asked(request, item)
+                item = as_asked(request, item)
             yield item
 
     async def _make_announced_call(
@@ -847,26 +847,6 @@ def _owned_up(request: ModelRequest, response: ModelResponse) -> ModelResponse:
     kept = [s for s in said if not any(mentions(s, part.key) for part in claimed)]
     note = f"Not done: {_listed(claimed)}, which none of the tools I have can do."
     return response.model_copy(update={"parts": [TextPart(text=" ".join([*kept, note]))]})
-
-
-def _named_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with each call that makes a thing (a tool's ``creates`` argument) named
-    as the request names it, where the model ran the name on with words about the part
-    (``Ball of radius 1`` for "a red sphere named Ball of radius 1": :func:`~.unmade.as_named`)."""
-    makers = {tool.name: tool.creates for tool in request.tools if tool.creates is not None}
-    if not makers or not response.tool_calls:
-        return response
-    parts = list(response.parts)
-    for index, part in enumerate(parts):
-        if not isinstance(part, ToolCallPart) or part.name not in makers:
-            continue
-        key = makers[part.name]
-        value = part.arguments.get(key)
-        name = as_named(request, value) if isinstance(value, str) else None
-        if name is not None:
-            logger.info("%s named %r; the request names it %r", part.name, value, name)
-            parts[index] = part.model_copy(update={"arguments": {**part.arguments, key: name}})
-    return response.model_copy(update={"parts": parts}) if parts != response.parts else response
 
 
 def _tool_for_steps(request: ModelRequest, parts: list[Part]) -> str | None:

@@ -53,9 +53,11 @@ __all__ = [
     "Part",
     "as_named",
     "asked_for",
+    "described",
     "does_step",
     "files_in",
     "files_no_tool_writes",
+    "makes_another_kind",
     "mentions",
     "named_in",
     "newest_request_at",
@@ -199,6 +201,34 @@ def asked_for(text: str, name: str) -> str:
     clause names it."""
     span = _naming_of(text, name)
     return name if span is None else _clause(text, *span)
+
+
+def described(text: str, name: str) -> str:
+    """All the request says of the part named ``name``: from the clause that names it to
+    the separator before the clause that names the next part, or to the end ("a blue
+    cylinder named tower, radius 1 and height 5, standing on the ground at (3, 0, 3)" from
+    "Create a blue cylinder named tower, radius 1 and height 5, standing on the ground at
+    (3, 0, 3), and a yellow point light named lamp at (0, 6, 0)."); empty when no naming
+    gives ``name`` (in any case)."""
+    namings = _namings(text)
+    at = next(
+        (i for i, (found, _, _) in enumerate(namings)
+         if name.lower() in (n.lower() for n in found)),
+        None,
+    )  # fmt: skip
+    if at is None:
+        return ""
+    _, start, last = namings[at]
+    cuts = _cuts(text)
+    begin = max((stop for _, stop in cuts if stop <= start), default=0)
+    if at + 1 < len(namings):
+        following = namings[at + 1][1]
+        end = max(
+            (cut for cut, stop in cuts if last <= cut and stop <= following), default=following
+        )
+    else:
+        end = len(text)
+    return _LEAD.sub("", text[begin:end].strip().rstrip(".!?"))
 
 
 def _naming_of(text: str, name: str) -> tuple[int, int] | None:
@@ -396,7 +426,7 @@ _KIND_ARGUMENTS = ("type", "kind", "shape", "class", "primitive", "component")
 against ones that only describe it (``color="lightgrey"``)."""
 
 
-def _kind(text: str) -> str | None:
+def kind_of(text: str) -> str | None:
     if _LIGHT.search(text):
         return "light"
     if _CAMERA.search(text):
@@ -410,26 +440,30 @@ def _made_as_another_kind(text: str, name: str, calls: list[ToolCallPart]) -> bo
     "named" ask for the other or for a shape, or either where they ask for a shape. The
     1.5B model made a cone called Key for "a sun light named Key", a sphere called Cam for
     "a camera named Cam" and a light called apple for "a red sphere named apple"."""
-    asked = _kind(_head(text, name))
-    if asked is None:
-        return False
     maker = next(
         (c for c in calls if str(c.arguments.get("name", "")).lower() == name.lower()), None
     )
-    if maker is None:
+    return maker is not None and makes_another_kind(text, name, maker)
+
+
+def makes_another_kind(text: str, name: str, maker: ToolCallPart) -> bool:
+    """Whether ``maker``, a call that names what it makes ``name``, makes another kind of
+    thing than the request ``text`` asks for under that name (:func:`_made_as_another_kind`)."""
+    asked = kind_of(head_of(text, name))
+    if asked is None:
         return False
     said = [maker.name] + [
         json.dumps(value, ensure_ascii=False)
         for key, value in maker.arguments.items()
         if any(word in key.lower() for word in _KIND_ARGUMENTS)
     ]
-    made = _kind(" ".join(said))
+    made = kind_of(" ".join(said))
     if asked == "shape":
         return made in ("light", "camera")
     return made != asked
 
 
-def _head(text: str, name: str) -> str:
+def head_of(text: str, name: str) -> str:
     """The words of the clause before the naming word of ``name`` ("Add a sun light" in
     "Add a sun light named Key at (4, -4, 8)")."""
     span = _naming_of(text, name)
@@ -458,11 +492,11 @@ def pinned_makers(request: ModelRequest, part: Part) -> list[ToolSpec]:
     start = newest_request_at(request)
     if not makers or start is None:
         return []
-    asked = _kind(_head(request.messages[start].text, part.key))
+    asked = kind_of(head_of(request.messages[start].text, part.key))
     if asked == "shape":
-        fitting = [tool for tool in makers if _kind(tool.name) not in ("light", "camera")]
+        fitting = [tool for tool in makers if kind_of(tool.name) not in ("light", "camera")]
     else:
-        fitting = [tool for tool in makers if asked is not None and _kind(tool.name) == asked]
+        fitting = [tool for tool in makers if asked is not None and kind_of(tool.name) == asked]
     return [_pinned(tool, part.key) for tool in fitting or makers]
 
 

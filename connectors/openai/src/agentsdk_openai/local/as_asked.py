@@ -1,0 +1,376 @@
+"""Calls that make a named part, mended to what the request says of that part.
+
+A small local model fills in every argument a maker tool offers, in the order it is shown,
+and copies a name with whatever words follow it; or it leaves out what the request states
+plainly. Four mends, each for a call to a tool that declares what it makes
+(:attr:`~agentsdk.ToolSpec.creates`), each read from the newest user message only, each
+logged, and none kept if the mended call would fail the tool's schema:
+
+- **the name as the request gives it** ("Ball of radius 1" is sent as "Ball");
+- **no name of another kind**: a light called "spire" for "a purple cone named spire"
+  loses the name when the tool can do without it, so the cone can still be made under it;
+- **the shape and colour the request gives**, where the call leaves them out or makes
+  another shape ("a red sphere named Ball": Godot's ``add_node`` with neither);
+- **the point the request gives**: filled in where the call places the part nowhere ("a
+  Camera named Eye at (0, 2, 6)"), and ``rest_on`` dropped where it would move the part
+  off that point, off the ground, when the request says nothing of the part resting or
+  standing ("a red sphere named sun at (0, 3, 0)").
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentsdk.tools import SchemaProblem, ToolSpec, compile_schema
+
+from agentsdk import ModelRequest, ModelResponse, ToolCallPart
+
+from .unmade import (
+    as_named,
+    described,
+    head_of,
+    kind_of,
+    makes_another_kind,
+    named_in,
+    newest_request_at,
+)
+
+__all__ = [
+    "RESTING_ARGUMENT",
+    "as_asked",
+    "kind_as_asked",
+    "looks_as_asked",
+    "named_as_asked",
+    "placed_as_asked",
+]
+
+logger = logging.getLogger("agentsdk_openai.local")
+
+RESTING_ARGUMENT = "rest_on"
+"""The argument with which the 3D toolkits (three.js ``add_object``, Blender
+``create_primitive``, Godot ``add_node``) stand a new thing on the ground or on another."""
+
+_POINT = re.compile(
+    r"\(\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)(?:\s*,\s*(-?\d+(?:\.\d+)?))?\s*\)"
+)
+"""A point written in the request: ``(x, y, z)`` or ``(x, y)``."""
+_RESTING = re.compile(
+    r"\b(?:on|onto|upon|atop|top|rest(?:s|ing)?|stand(?:s|ing)?|stacked|sit(?:s|ting)?|"
+    r"lying|lies|ground|floor)\b",
+    re.IGNORECASE,
+)
+"""Words that say a part rests on something ("on the ground", "standing on it")."""
+_UP = re.compile(r"\b([xyz])\s*(?:is up\b|=\s*0\b)", re.IGNORECASE)
+"""How a tool's argument descriptions say which axis is up: "y is up" (three.js's
+position), "Z is up" (Blender's location), "bottom at y=0" (Godot's rest_on)."""
+
+
+def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """The response with its maker calls mended by all four checks (the same response when
+    nothing needed mending)."""
+    if not response.tool_calls or not any(tool.creates for tool in request.tools):
+        return response
+    for check in (named_as_asked, kind_as_asked, looks_as_asked, placed_as_asked):
+        response = check(request, response)
+    return response
+
+
+@dataclass(frozen=True)
+class _Made:
+    """A call to a tool that declares what it makes, and the part of the request it makes."""
+
+    tool: ToolSpec
+    call: ToolCallPart
+    key: str
+    """The argument that names what the call makes (the tool's ``creates``)."""
+    value: str | None
+    """That argument as the call gives it (None when it gives no string)."""
+    name: str | None
+    """The name as the request gives it, when the value is one (in any case), else None."""
+
+
+def _mend(
+    request: ModelRequest,
+    response: ModelResponse,
+    mend: Callable[[_Made], dict[str, Any] | None],
+) -> ModelResponse:
+    """Apply ``mend`` (new arguments, or None to keep the call) to every call to a tool
+    that declares what it makes; a mended call that would fail the tool's schema, where
+    the call did not, is kept as the model wrote it."""
+    makers = {tool.name: tool for tool in request.tools if tool.creates is not None}
+    names = {name.lower(): name for name in named_in(_asked(request))}
+    parts = list(response.parts)
+    for index, part in enumerate(parts):
+        if not isinstance(part, ToolCallPart) or part.name not in makers:
+            continue
+        tool = makers[part.name]
+        assert tool.creates is not None
+        value = part.arguments.get(tool.creates)
+        value = value if isinstance(value, str) else None
+        made = _Made(tool, part, tool.creates, value, names.get((value or "").lower()))
+        arguments = mend(made)
+        if arguments is not None and _fits(tool, arguments, part.arguments):
+            parts[index] = part.model_copy(update={"arguments": arguments})
+    return response.model_copy(update={"parts": parts}) if parts != response.parts else response
+
+
+def _fits(tool: ToolSpec, arguments: dict[str, Any], before: dict[str, Any]) -> bool:
+    try:
+        check = compile_schema(tool.parameters)
+    except SchemaProblem:
+        return True  # beyond the compiled checks: the tool's own validation decides
+    if check(arguments) and not check(before):
+        logger.info("%s: the mended call would not validate; kept as written", tool.name)
+        return False
+    return True
+
+
+def _asked(request: ModelRequest) -> str:
+    start = newest_request_at(request)
+    return "" if start is None else request.messages[start].text
+
+
+def named_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a thing named as the request names it, where the model ran the
+    name on with words about the part (``Ball of radius 1`` for "a red sphere named Ball of
+    radius 1": :func:`~.unmade.as_named`)."""
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        name = as_named(request, made.value) if made.value is not None else None
+        if name is None:
+            return None
+        logger.info("%s named %r; the request names it %r", made.call.name, made.value, name)
+        return {**made.call.arguments, made.key: name}
+
+    return _mend(request, response, mend)
+
+
+def kind_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that gives what it makes the name of a part the request asks for as
+    another kind of thing (a light called ``spire`` for "a purple cone named spire": the
+    1.5B model did so on a new user's prompt, and the cone was then refused its name)
+    without that name, when the tool has a default for it (three.js ``add_light``,
+    Blender's ``place_light``); a tool that needs the name is left to refuse or not."""
+    text = _asked(request)
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        if made.name is None or made.key in (made.tool.parameters.get("required") or []):
+            return None
+        if not makes_another_kind(text, made.name, made.call):
+            return None
+        logger.info(
+            "%s named %r, which the request asks for as another kind", made.call.name, made.value
+        )
+        return {key: v for key, v in made.call.arguments.items() if key != made.key}
+
+    return _mend(request, response, mend)
+
+
+def _up_axis(tool: ToolSpec) -> int | None:
+    """Which coordinate of a point is up, as the tool's argument descriptions say."""
+    properties = tool.parameters.get("properties") or {}
+    for schema in properties.values():
+        found = _UP.search(str(schema.get("description", ""))) if isinstance(schema, dict) else None
+        if found is not None:
+            return "xyz".index(found.group(1).lower())
+    return None
+
+
+def _same_point(value: object, point: list[float | int]) -> bool:
+    if not isinstance(value, list) or len(value) != len(point):
+        return False
+    try:
+        return all(abs(float(v) - p) < 1e-9 for v, p in zip(value, point, strict=True))
+    except (TypeError, ValueError):
+        return False
+
+
+def placed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a part the request puts at one point ``(x, y, z)`` (or ``(x,
+    y)``) placed there:
+
+    - **a point left out**: a call with no argument that places it (``position``,
+      ``location``, nor such a property: ``translation``, ``rect_position``...) gets the
+      point as its ``position`` or ``location``, when that validates. Godot's ``add_node``
+      for "a Camera named Eye at (0, 2, 6)" came without one (3 of 4 such calls);
+    - **no resting off the ground**: a call at that point, off the ground (the up
+      coordinate not zero, the axis as the tool's descriptions say), goes without
+      :data:`RESTING_ARGUMENT` when nothing the request says of the part speaks of resting
+      or standing: ``rest_on`` would move it off that point. The 1.5B model adds
+      ``rest_on: "ground"`` to nearly every three.js call, so "a red sphere named sun at
+      (0, 3, 0)" ended on the ground. A point on the ground ("at (2, 0, 2)"), or words of
+      resting ("standing on the ground at (3, 0, 3)"), keep it."""
+    text = _asked(request)
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        tool, call = made.tool, made.call
+        said = described(text, made.name) if made.name is not None else ""
+        found = list(_POINT.finditer(said))
+        if len(found) != 1 or not _where(said, found[0]):
+            return None  # none, one it aims at, or several (for several parts, in a list)
+        point = _numbers(found[0])
+        arguments = dict(call.arguments)
+        slot = next(
+            (key for key in _PLACES if key in (tool.parameters.get("properties") or {})), None
+        )
+        if slot is not None and not _placed(arguments):
+            logger.info("%s for %r placed at %s as asked", call.name, made.name, point)
+            arguments[slot] = point
+        up = _up_axis(tool)
+        if (
+            arguments.get(RESTING_ARGUMENT) is not None
+            and up is not None
+            and len(point) == 3
+            and point[up] != 0
+            and any(_same_point(v, point) for v in arguments.values())
+            and not _RESTING.search(_without(said, str(made.name)))
+        ):
+            logger.info(
+                "%s puts %r at %s as asked; %s dropped",
+                call.name, made.name, point, RESTING_ARGUMENT,
+            )  # fmt: skip
+            del arguments[RESTING_ARGUMENT]
+        return arguments if arguments != call.arguments else None
+
+    return _mend(request, response, mend)
+
+
+_PLACES = ("position", "location")
+"""Arguments that place what a maker call makes (three.js and Godot, Blender)."""
+_PLACING = re.compile(r"position|location|translation|transform|origin", re.IGNORECASE)
+
+
+_AT = re.compile(r"\b(?:at|to|position(?:ed)?|located|placed|centred|centered)\s*$", re.I)
+_AIMED = re.compile(
+    r"\b(?:look(?:s|ing)?|aim(?:s|ed|ing)?|point(?:s|ed|ing)?|fac(?:e|es|ed|ing)|toward|towards)"
+    r"\s+(?:at|to)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _where(said: str, found: re.Match[str]) -> bool:
+    """Whether the point says where the part is ("at (0, 2, 6)"), not what it aims at
+    ("looking at (0, 0, 1)")."""
+    before = said[: found.start()]
+    return bool(_AT.search(before)) and not _AIMED.search(before)
+
+
+def _placed(arguments: dict[str, Any]) -> bool:
+    """Whether a call already places what it makes: an argument, or a key of a dict
+    argument (Godot's ``properties``), that names a placing."""
+    for key, value in arguments.items():
+        if _PLACING.search(key):
+            return True
+        if isinstance(value, dict) and any(_PLACING.search(str(k)) for k in value):
+            return True
+    return False
+
+
+def _numbers(found: re.Match[str]) -> list[float | int]:
+    """A point's numbers as written: 2, not 2.0."""
+    numbers = [float(group) for group in found.groups() if group is not None]
+    return [int(n) if n.is_integer() else n for n in numbers]
+
+
+def _without(text: str, name: str) -> str:
+    """``text`` without ``name`` as a word (a part named "floor" says nothing of a floor)."""
+    return re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", " ", text, flags=re.I)
+
+
+_SHAPE_WORD = re.compile(
+    r"\b(cube|box|block|sphere|ball|cylinder|cone|plane|torus|capsule|pyramid)(?:e?s)?\b",
+    re.IGNORECASE,
+)
+_SAME_SHAPE = {
+    "ball": ("sphere", "uv_sphere", "ico_sphere"),
+    "sphere": ("sphere", "uv_sphere", "ico_sphere"),
+    "cube": ("box", "cube"),
+    "box": ("box", "cube"),
+    "block": ("box", "cube"),
+}
+"""A shape word -> the values tools give that shape, in the order tried (three.js and Godot
+say ``box``, Blender ``cube``; Blender's spheres are ``uv_sphere`` and ``ico_sphere``)."""
+_SHAPE_ARGUMENTS = ("shape", "kind", "primitive")
+_COLOUR_WORD = re.compile(
+    r"\b(?:(light|dark)[\s-]+)?(red|green|blue|yellow|white|black|grey|gray|orange|purple|"
+    r"pink|brown|cyan|magenta|gold|silver|teal|navy|violet|beige|maroon|olive|lime)\b",
+    re.IGNORECASE,
+)
+_SHADES = frozenset(
+    "lightblue lightgreen lightgrey lightgray lightpink lightyellow darkblue darkgreen darkgrey "
+    "darkgray darkred darkorange darkviolet".split()
+)
+"""CSS colour names made of "light"/"dark" and a colour; another shade is its colour."""
+_COLOUR_ARGUMENTS = ("color", "colour")
+
+
+def _one(found: list[str]) -> str | None:
+    return found[0] if len(set(found)) == 1 else None
+
+
+def _asked_shape(head: str) -> tuple[str, ...]:
+    word = _one([m.group(1).lower() for m in _SHAPE_WORD.finditer(head)])
+    return () if word is None else _SAME_SHAPE.get(word, (word,))
+
+
+def _asked_colour(head: str) -> str | None:
+    said = []
+    for m in _COLOUR_WORD.finditer(head):
+        shade = f"{(m.group(1) or '').lower()}{m.group(2).lower()}"
+        said.append(shade if shade in _SHADES else m.group(2).lower())
+    return _one(said)
+
+
+def _values(schema: object) -> set[str]:
+    """The values a string argument takes: its enum, or the words of its description."""
+    if not isinstance(schema, dict):
+        return set()
+    if isinstance(schema.get("enum"), list):
+        return {str(value).lower() for value in schema["enum"]}
+    return {w.lower() for w in re.findall(r"[A-Za-z_]+", str(schema.get("description", "")))}
+
+
+def looks_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a shape with the shape and colour the words before its name
+    give ("a red sphere named Ball"), where the request gives one of each:
+
+    - the shape, when the call leaves its shape argument (``shape``, ``kind``) out or gives
+      another one, and the tool takes that shape (its enum, or its description's words);
+    - the colour, when the call has no colour argument (one it gives is kept).
+
+    On new users' prompts the 1.5B model sent Godot's ``add_node`` with neither shape nor
+    colour in 18 of 18 calls for a named shape (white boxes for "a red sphere named Ball"),
+    and Blender's ``create_primitive`` as planes for "four thin cylinders named Leg1, ...".
+    Calls that make lights or cameras are left alone."""
+    text = _asked(request)
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        tool, call = made.tool, made.call
+        if made.name is None:
+            return None
+        head = head_of(text, made.name)
+        if kind_of(head) != "shape" or makes_another_kind(text, made.name, call):
+            return None
+        properties = tool.parameters.get("properties") or {}
+        arguments = dict(call.arguments)
+        shapes = _asked_shape(head)
+        key = next((k for k in _SHAPE_ARGUMENTS if k in properties), None)
+        if shapes and key is not None and str(arguments.get(key, "")).lower() not in shapes:
+            allowed = _values(properties[key])
+            shape = next((s for s in shapes if s in allowed), None)
+            if shape is not None:
+                arguments[key] = shape
+        colour = _asked_colour(head)
+        key = next((k for k in _COLOUR_ARGUMENTS if k in properties), None)
+        if colour is not None and key is not None and key not in arguments:
+            arguments[key] = colour
+        if arguments == call.arguments:
+            return None
+        logger.info("%s for %r made as asked: %s", call.name, made.name, arguments)
+        return arguments
+
+    return _mend(request, response, mend)

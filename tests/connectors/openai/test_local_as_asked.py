@@ -1,0 +1,258 @@
+"""Maker calls mended to what the request says of the part (no engine), with the real
+three.js, Blender and Godot tool schemas: their descriptions say which axis is up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from agentsdk_blender import BlenderToolkit
+from agentsdk_godot import GodotToolkit
+from agentsdk_openai.local.as_asked import (
+    as_asked,
+    kind_as_asked,
+    looks_as_asked,
+    placed_as_asked,
+)
+from agentsdk_threejs import ThreeJSToolkit
+
+from agentsdk import Message, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolSpec
+
+
+def _specs() -> dict[str, ToolSpec]:
+    specs = {}
+    for toolkit in (ThreeJSToolkit(), BlenderToolkit(), GodotToolkit()):
+        for tool in toolkit.tools():
+            specs[tool.name] = tool.spec()
+    return specs
+
+
+SPECS = _specs()
+
+
+def _ask(text: str, *tools: str) -> ModelRequest:
+    return ModelRequest(
+        messages=[Message.system("Build the scene."), Message.user(text)],
+        tools=[SPECS[name] for name in tools],
+    )
+
+
+def _call(tool: str, **arguments: Any) -> ToolCallPart:
+    return ToolCallPart(name=tool, arguments=arguments)
+
+
+SUN_AND_PLATE = (
+    "Add a red sphere named sun of radius 1 at (0, 3, 0) and a green box named plate, "
+    "6 wide, 0.2 tall and 6 deep, resting on the ground."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "arguments", "dropped"),
+    [
+        # three.js (y is up): a point off the ground, nothing said of resting.
+        (SUN_AND_PLATE, "add_object",
+         {"name": "sun", "shape": "sphere", "position": [0, 3, 0], "rest_on": "ground"}, True),
+        ("Put a blue torus named ring at (0, 2, 0), a yellow point light named glow at "
+         "(2, 4, 2), and show me a render of it.", "add_object",
+         {"name": "ring", "shape": "torus", "position": [0, 2.0, 0], "rest_on": "ground"}, True),
+        # A part named "floor" says nothing of a floor.
+        ("Add a grey plane named floor at (0, 2, 0).", "add_object",
+         {"name": "floor", "shape": "plane", "position": [0, 2, 0], "rest_on": "ground"}, True),
+        # Resting asked for, though the model gave a height: rest_on stays.
+        (SUN_AND_PLATE, "add_object",
+         {"name": "plate", "shape": "box", "position": [0, 1, 0], "rest_on": "ground"}, False),
+        ("Create a blue cylinder named tower, radius 1 and height 5, standing on the ground "
+         "at (3, 0, 3), and a yellow point light named lamp at (0, 6, 0).", "add_object",
+         {"name": "tower", "shape": "cylinder", "position": [3, 0, 3], "rest_on": "ground"},
+         False),
+        ("Put a red sphere named apple at (0, 2, 0) on top of the table.", "add_object",
+         {"name": "apple", "shape": "sphere", "position": [0, 2, 0], "rest_on": "table"}, False),
+        # A point on the ground (up coordinate 0) keeps it: "at (2, 0, 2)" means standing there.
+        ("Put a box named crate at (2, 0, 2).", "add_object",
+         {"name": "crate", "position": [2, 0, 2], "rest_on": "ground"}, False),
+        # The call is not at the request's point, or the request gives none.
+        (SUN_AND_PLATE, "add_object",
+         {"name": "sun", "shape": "sphere", "position": [0, 1, 0], "rest_on": "ground"}, False),
+        ("Add a red sphere named sun.", "add_object",
+         {"name": "sun", "position": [0, 3, 0], "rest_on": "ground"}, False),
+        # Blender (Z is up): (0, 0, 1) is off the ground, (0, 1, 0) is on it.
+        ("Make a torus named Ring at (0, 0, 1) and a camera named Cam at (0, -5, 1).",
+         "create_primitive",
+         {"kind": "torus", "name": "Ring", "location": [0, 0, 1], "rest_on": "ground"}, True),
+        ("Make a torus named Ring at (0, 1, 0).", "create_primitive",
+         {"kind": "torus", "name": "Ring", "location": [0, 1, 0], "rest_on": "ground"}, False),
+        # Godot (bottom at y=0).
+        ("Create a main scene with a red sphere named Ball at (0, 2, 0).", "add_node",
+         {"scene": "res://main.tscn", "name": "Ball", "type": "MeshInstance", "shape": "sphere",
+          "position": [0, 2, 0], "rest_on": "ground"}, True),
+    ],
+)  # fmt: skip
+def test_a_part_put_at_a_point_off_the_ground_does_not_rest(
+    text: str, tool: str, arguments: dict[str, Any], dropped: bool
+) -> None:
+    call = _call(tool, **arguments)
+    response = ModelResponse(parts=[call])
+    mended = placed_as_asked(_ask(text, tool), response)
+    (got,) = mended.tool_calls
+    assert ("rest_on" not in got.arguments) is dropped
+    assert {k: v for k, v in got.arguments.items() if k != "rest_on"} == {
+        k: v for k, v in arguments.items() if k != "rest_on"
+    }
+    assert got.id == call.id
+    if not dropped:
+        assert mended is response
+
+
+SPIRE = (
+    "Make a grey floor plane named floor, 10 by 10, and a purple cone named spire, radius "
+    "0.5 and 3 tall, standing on it, lit by a directional light."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "name_kept"),
+    [
+        # A light given a shape's name loses it (add_light names a light by its kind).
+        (SPIRE, _call("add_light", kind="directional", name="spire", target="floor"), False),
+        ("Add a red sphere named Apple and a sun light.",
+         _call("place_light", type="SUN", name="apple", location=[0, 0, 5]), False),
+        # The right kind, or a name the request does not give, keeps it.
+        ("Add a red box named crate and a point light named lamp above it.",
+         _call("add_light", kind="point", name="lamp"), True),
+        (SPIRE, _call("add_object", name="spire", shape="cone"), True),
+        (SPIRE, _call("add_light", kind="directional", name="key"), True),
+        # A tool that needs the name (Godot's add_node) is left as it is.
+        ("Create a main scene with a red sphere named Ball.",
+         _call("add_node", scene="res://main.tscn", name="Ball", type="OmniLight"), True),
+    ],
+)  # fmt: skip
+def test_a_call_that_makes_another_kind_gives_up_a_name_asked_for_elsewhere(
+    text: str, call: ToolCallPart, name_kept: bool
+) -> None:
+    mended = kind_as_asked(_ask(text, call.name), ModelResponse(parts=[call]))
+    (got,) = mended.tool_calls
+    assert ("name" in got.arguments) is name_kept
+    assert {k: v for k, v in got.arguments.items() if k != "name"} == {
+        k: v for k, v in call.arguments.items() if k != "name"
+    }
+
+
+def test_all_four_mends_in_one_response_and_none_without_a_maker() -> None:
+    text = "Add a red sphere named sun at (0, 3, 0), lit by a point light."
+    request = _ask(text, "add_object", "add_light", "update_object")
+    sun = _call(
+        "add_object", name="sun of radius 1", shape="sphere", position=[0, 3, 0], rest_on="ground"
+    )
+    light = _call("add_light", kind="point", name="sun", position=[2, 4, 2])
+    moved = _call("update_object", name="sun", position=[0, 3, 0], rest_on="ground")
+    response = ModelResponse(parts=[TextPart(text="Adding it."), sun, light, moved])
+    mended = as_asked(request, response)
+    assert [c.arguments for c in mended.tool_calls] == [
+        {"name": "sun", "shape": "sphere", "position": [0, 3, 0], "color": "red"},
+        {"kind": "point", "position": [2, 4, 2]},
+        moved.arguments,  # update_object makes nothing: left as it is
+    ]
+    assert mended.text == "Adding it."
+    plain = _ask(text, "update_object")
+    assert as_asked(plain, ModelResponse(parts=[moved])).tool_calls == [moved]
+
+
+GODOT = {"scene": "res://main.tscn", "type": "MeshInstance"}
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "added"),
+    [
+        # Godot's add_node with neither shape nor colour (18 of 18 such calls on new users'
+        # prompts): both from the words before the name.
+        ("Create a main scene with a Camera named Eye and a red sphere named Ball.",
+         _call("add_node", name="Ball", **GODOT), {"shape": "sphere", "color": "red"}),
+        ("Build a main scene with a yellow cube named Coin resting on it.",
+         _call("add_node", name="Coin", **GODOT), {"shape": "box", "color": "yellow"}),
+        ("Add a light blue ball named Bubble.",
+         _call("add_node", name="Bubble", **GODOT), {"shape": "sphere", "color": "lightblue"}),
+        ("Add a dark purple cone named Hat.",
+         _call("add_node", name="Hat", **GODOT), {"shape": "cone", "color": "purple"}),
+        # Blender: planes for "four thin cylinders named Leg1, ..."; a sphere is uv_sphere.
+        ("Make a brown cube named Top and four thin cylinders named Leg1, Leg2, Leg3 and Leg4.",
+         _call("create_primitive", kind="plane", name="Leg3"), {"kind": "cylinder"}),
+        ("Add a red sphere named Apple.", _call("create_primitive", kind="cube", name="Apple"),
+         {"kind": "uv_sphere", "color": "red"}),
+        # What the call already says alike, or a colour it gives, stays.
+        ("Add a red sphere named Apple.",
+         _call("create_primitive", kind="ico_sphere", name="Apple", color="#ff0000"), {}),
+        ("Add a white sphere named lamp of radius 0.3.",
+         _call("add_object", name="lamp", shape="sphere", color="white"), {}),
+        # Nothing to read: no shape word, two of them, a name the request does not give,
+        # a light, or a shape the tool has not got.
+        ("Add a Camera named Eye.", _call("add_node", name="Eye", **GODOT), {}),
+        ("Add a red box or sphere named Odd.", _call("add_node", name="Odd", **GODOT),
+         {"color": "red"}),
+        ("Add a red sphere named Ball.", _call("add_node", name="Other", **GODOT), {}),
+        ("Add a red sphere named Ball and a point light named Lamp.",
+         _call("add_node", scene="res://main.tscn", name="Lamp", type="OmniLight"), {}),
+        ("Add a blue torus named Ring.", _call("add_node", name="Ring", **GODOT),
+         {"color": "blue"}),
+    ],
+)  # fmt: skip
+def test_a_shape_made_with_the_shape_and_colour_the_request_gives(
+    text: str, call: ToolCallPart, added: dict[str, Any]
+) -> None:
+    response = ModelResponse(parts=[call])
+    mended = looks_as_asked(_ask(text, call.name), response)
+    (got,) = mended.tool_calls
+    assert got.arguments == {**call.arguments, **added}
+    if not added:
+        assert mended is response
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "added"),
+    [
+        # Godot's add_node without a place (3 of 4 such calls on new users' prompts).
+        ("Create a main scene with a Camera named Eye at (0, 2, 6), a DirectionalLight named "
+         "Sun, and a red sphere named Ball at the origin.",
+         _call("add_node", scene="res://main.tscn", name="Eye", type="Camera"),
+         {"position": [0, 2, 6]}),
+        ("Create a main scene whose root is a Node2D, with a Sprite named Player at (100, 200).",
+         _call("add_node", scene="res://main.tscn", name="Player", type="Sprite"),
+         {"position": [100, 200]}),
+        # Blender's location; three.js's position, after which rest_on goes as above.
+        ("Make a torus named Ring at (0, 0, 1.5).",
+         _call("create_primitive", kind="torus", name="Ring"), {"location": [0, 0, 1.5]}),
+        # Placed already (an argument, or a property), a point it aims at, several points,
+        # or a tool that would refuse the point (three.js takes [x, y, z] only).
+        ("Add a Sprite named Player at (100, 200).",
+         _call("add_node", scene="res://main.tscn", name="Player", type="Sprite",
+               properties={"translation": "Vector3( 100, 200, 0 )"}), {}),
+        ("Add a camera named Cam at (6, -6, 4).",
+         _call("place_camera", name="Cam", location=[5, -5, 3]), {}),
+        ("Add a Camera named Eye looking at (0, 0, 1).",
+         _call("add_node", scene="res://main.tscn", name="Eye", type="Camera"), {}),
+        ("Make four red cylinders named p1, p2, p3 and p4 at (2, 0, 0), (0, 0, 2), (-2, 0, 0) "
+         "and (0, 0, -2).", _call("add_object", name="p1", shape="cylinder"), {}),
+        ("Add a box named crate at (2, 3).", _call("add_object", name="crate"), {}),
+    ],
+)  # fmt: skip
+def test_a_part_the_request_puts_at_a_point_is_placed_there(
+    text: str, call: ToolCallPart, added: dict[str, Any]
+) -> None:
+    response = ModelResponse(parts=[call])
+    mended = placed_as_asked(_ask(text, call.name), response)
+    (got,) = mended.tool_calls
+    assert got.arguments == {**call.arguments, **added}
+    if not added:
+        assert mended is response
+
+
+def test_a_point_filled_in_off_the_ground_then_does_not_rest() -> None:
+    text = "Add a red sphere named sun of radius 1 at (0, 3, 0)."
+    call = _call("add_object", name="sun", shape="sphere", color="red", rest_on="ground")
+    (got,) = placed_as_asked(_ask(text, "add_object"), ModelResponse(parts=[call])).tool_calls
+    assert got.arguments == {
+        "name": "sun",
+        "shape": "sphere",
+        "color": "red",
+        "position": [0, 3, 0],
+    }
