@@ -194,6 +194,14 @@ GODOT = {"scene": "res://main.tscn", "type": "MeshInstance"}
          _call("add_node", scene="res://main.tscn", name="Lamp", type="OmniLight"), {}),
         ("Add a blue torus named Ring.", _call("add_node", name="Ring", **GODOT),
          {"color": "blue"}),
+        # A mesh or a colour set its own way among Godot's properties: a second one would
+        # clash (add_node refuses a shape whose mesh differs from the one given).
+        ("Build a main scene with a yellow box named Block.",
+         _call("add_node", name="Block", properties={"mesh": "res://Block.mesh"}, **GODOT),
+         {"color": "yellow"}),
+        ("Build a main scene with a yellow box named Block.",
+         _call("add_node", name="Block", properties={"albedo_color": "Color( 1, 1, 0, 1 )"},
+               **GODOT), {"shape": "box"}),
     ],
 )  # fmt: skip
 def test_a_shape_made_with_the_shape_and_colour_the_request_gives(

@@ -217,7 +217,7 @@ def placed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         slot = next(
             (key for key in _PLACES if key in (tool.parameters.get("properties") or {})), None
         )
-        if slot is not None and not _placed(arguments):
+        if slot is not None and not _says(arguments, _PLACING):
             logger.info("%s for %r placed at %s as asked", call.name, made.name, point)
             arguments[slot] = point
         up = _up_axis(tool)
@@ -259,13 +259,13 @@ def _where(said: str, found: re.Match[str]) -> bool:
     return bool(_AT.search(before)) and not _AIMED.search(before)
 
 
-def _placed(arguments: dict[str, Any]) -> bool:
-    """Whether a call already places what it makes: an argument, or a key of a dict
-    argument (Godot's ``properties``), that names a placing."""
+def _says(arguments: dict[str, Any], what: re.Pattern[str]) -> bool:
+    """Whether a call already says ``what`` (a placing, a mesh, a colour) its own way: an
+    argument, or a key of a dict argument (Godot's ``properties``), so named."""
     for key, value in arguments.items():
-        if _PLACING.search(key):
+        if what.search(key):
             return True
-        if isinstance(value, dict) and any(_PLACING.search(str(k)) for k in value):
+        if isinstance(value, dict) and any(what.search(str(k)) for k in value):
             return True
     return False
 
@@ -306,6 +306,10 @@ _SHADES = frozenset(
 )
 """CSS colour names made of "light"/"dark" and a colour; another shade is its colour."""
 _COLOUR_ARGUMENTS = ("color", "colour")
+_MESH = re.compile(r"mesh", re.IGNORECASE)
+"""A call that sets a mesh its own way (Godot's ``properties: {"mesh": "CubeMesh()"}``)
+has its shape: a second one could only clash with it."""
+_COLOURED = re.compile(r"colou?r|albedo|material", re.IGNORECASE)
 
 
 def _one(found: list[str]) -> str | None:
@@ -342,6 +346,9 @@ def looks_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
       another one, and the tool takes that shape (its enum, or its description's words);
     - the colour, when the call has no colour argument (one it gives is kept).
 
+    Neither where the call says it its own way (a ``mesh``, an ``albedo_color`` or a
+    ``material`` among Godot's ``properties``).
+
     On new users' prompts the 1.5B model sent Godot's ``add_node`` with neither shape nor
     colour in 18 of 18 calls for a named shape (white boxes for "a red sphere named Ball"),
     and Blender's ``create_primitive`` as planes for "four thin cylinders named Leg1, ...".
@@ -359,14 +366,19 @@ def looks_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         arguments = dict(call.arguments)
         shapes = _asked_shape(head)
         key = next((k for k in _SHAPE_ARGUMENTS if k in properties), None)
-        if shapes and key is not None and str(arguments.get(key, "")).lower() not in shapes:
+        if (
+            shapes
+            and key is not None
+            and str(arguments.get(key, "")).lower() not in shapes
+            and not _says({k: v for k, v in arguments.items() if k != key}, _MESH)
+        ):
             allowed = _values(properties[key])
             shape = next((s for s in shapes if s in allowed), None)
             if shape is not None:
                 arguments[key] = shape
         colour = _asked_colour(head)
         key = next((k for k in _COLOUR_ARGUMENTS if k in properties), None)
-        if colour is not None and key is not None and key not in arguments:
+        if colour is not None and key is not None and not _says(arguments, _COLOURED):
             arguments[key] = colour
         if arguments == call.arguments:
             return None
