@@ -103,6 +103,7 @@ def test_an_echo_of_a_cue_is_recognised() -> None:
         # Only an offer of help (the 1.5B model's whole answer after a Godot scene, s19/7).
         ("I'm ready to help!", True),
         ("Sure! How can I assist you today?", True),
+        ("I am ready.", True),  # the 1.5B model's whole answer after a Blender scene, s17/6
         ("What would you like me to do next?", True),
         ("Great. Let me know if you need anything else.", True),
         # Something done, then the offer: an answer.

@@ -264,3 +264,40 @@ def test_a_point_filled_in_off_the_ground_then_does_not_rest() -> None:
         "color": "red",
         "position": [0, 3, 0],
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "kept"),
+    [
+        # Put at the point the request gives another part (the 1.5B model put the Ball at
+        # the camera's point, s17/4): the call goes without that place.
+        ("Make a red sphere named Ball of radius 1 resting on the ground and a camera named "
+         "Cam at (6, -6, 4) that looks at it.",
+         _call("create_primitive", kind="uv_sphere", name="Ball", location=[6, -6, 4],
+               color="red", rest_on="ground"),
+         {"kind": "uv_sphere", "name": "Ball", "color": "red", "rest_on": "ground"}),
+        ("Add a box named crate and a point light named lamp at (0, 6, 0).",
+         _call("add_object", name="crate", shape="box", position=[0, 6.0, 0]),
+         {"name": "crate", "shape": "box"}),
+        # Resting on itself (Grass on Grass, s17/6): nothing to stand on.
+        ("Create a green plane named Grass 20 m across and a white cone named Tent on it.",
+         _call("create_primitive", kind="plane", name="Grass", size=[20, 20], rest_on="Grass"),
+         {"kind": "plane", "name": "Grass", "size": [20, 20]}),
+        # Its own point, a point nobody was given, or a tool that needs the place: kept.
+        ("Make a red sphere named Ball and a camera named Cam at (6, -6, 4).",
+         _call("place_camera", name="Cam", location=[6, -6, 4]), None),
+        ("Add a box named crate and a point light named lamp at (0, 6, 0).",
+         _call("add_object", name="crate", position=[1, 0, 1]), None),
+        ("Add a box named crate on the table.", _call("add_object", name="crate", rest_on="table"),
+         None),
+    ],
+)  # fmt: skip
+def test_a_part_is_not_put_at_another_parts_point_nor_on_itself(
+    text: str, call: ToolCallPart, kept: dict[str, Any] | None
+) -> None:
+    response = ModelResponse(parts=[call])
+    mended = placed_as_asked(_ask(text, call.name), response)
+    if kept is None:
+        assert mended is response
+    else:
+        assert mended.tool_calls[0].arguments == kept

@@ -59,7 +59,8 @@ def echoes_cue(text: str) -> bool:
 
 _OFFER = re.compile(
     r"\b(?:(?:i'?m|i am) (?:ready|here|happy|glad) to (?:help|assist)|how (?:can|may) i "
-    r"(?:help|assist)|what (?:would you like|can i do|else can i)|let me know (?:if|what|how))",
+    r"(?:help|assist)|what (?:would you like|can i do|else can i)|let me know (?:if|what|how))"
+    r"|^(?:i'?m|i am) (?:ready|here)\W*$",
     re.IGNORECASE,
 )
 _INTERJECTION = 2
@@ -67,7 +68,8 @@ _INTERJECTION = 2
 
 
 def offers_help(text: str) -> bool:
-    """The answer only offers help ("I'm ready to help!", "How can I assist you?"): every
+    """The answer only offers help ("I'm ready to help!", "How can I assist you?", "I am
+    ready."): every
     sentence an offer or an interjection. The 1.5B model answered "I'm ready to help!" after
     building a Godot scene (new users' prompts s17/8, s19/7); "Done: the box is red. Let me
     know if you need more." says what was done and is an answer."""

@@ -206,17 +206,38 @@ def placed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
       resting ("standing on the ground at (3, 0, 3)"), keep it."""
     text = _asked(request)
 
+    names = named_in(text)
+
     def mend(made: _Made) -> dict[str, Any] | None:
         tool, call = made.tool, made.call
-        said = described(text, made.name) if made.name is not None else ""
-        found = list(_POINT.finditer(said))
-        if len(found) != 1 or not _where(said, found[0]):
-            return None  # none, one it aims at, or several (for several parts, in a list)
-        point = _numbers(found[0])
+        if made.name is None:
+            return None
         arguments = dict(call.arguments)
+        resting = arguments.get(RESTING_ARGUMENT)
+        if isinstance(resting, str) and resting.lower() == made.name.lower():
+            # On itself (Grass on Grass, Coin on Coin, both models): nothing to stand on.
+            logger.info(
+                "%s has %r rest on itself; %s dropped", call.name, resting, RESTING_ARGUMENT
+            )
+            del arguments[RESTING_ARGUMENT]
+        said = described(text, made.name)
+        found = list(_POINT.finditer(said))
         slot = next(
             (key for key in _PLACES if key in (tool.parameters.get("properties") or {})), None
         )
+        if not found and slot is not None and slot not in (tool.parameters.get("required") or []):
+            theirs = _points_of_others(text, made.name, names)
+            if any(_same_point(arguments.get(slot), point) for point in theirs):
+                # The point the request gives another part (a sphere put at the camera's
+                # (6, -6, 4), s17/4): where the request puts this one, it does not say.
+                logger.info(
+                    "%s puts %r at another part's point; %s dropped", call.name, made.name, slot
+                )
+                del arguments[slot]
+        if len(found) != 1 or not _where(said, found[0]):
+            # None, one it aims at, or several (for several parts, in a list).
+            return arguments if arguments != call.arguments else None
+        point = _numbers(found[0])
         if slot is not None and not _says(arguments, _PLACING):
             logger.info("%s for %r placed at %s as asked", call.name, made.name, point)
             arguments[slot] = point
@@ -257,6 +278,16 @@ def _where(said: str, found: re.Match[str]) -> bool:
     ("looking at (0, 0, 1)")."""
     before = said[: found.start()]
     return bool(_AT.search(before)) and not _AIMED.search(before)
+
+
+def _points_of_others(text: str, name: str, names: list[str]) -> list[list[float | int]]:
+    """The points the request gives the parts it names other than ``name``, after "at"."""
+    points = []
+    for other in names:
+        if other.lower() != name.lower():
+            said = described(text, other)
+            points += [_numbers(m) for m in _POINT.finditer(said) if _where(said, m)]
+    return points
 
 
 def _says(arguments: dict[str, Any], what: re.Pattern[str]) -> bool:
