@@ -14,6 +14,7 @@ from agentsdk_openai.local.as_asked import (
     looks_as_asked,
     placed_as_asked,
 )
+from agentsdk_openai.local.unmade import another_kind_unmade
 from agentsdk_threejs import ThreeJSToolkit
 
 from agentsdk import Message, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolSpec
@@ -301,3 +302,21 @@ def test_a_part_is_not_put_at_another_parts_point_nor_on_itself(
         assert mended is response
     else:
         assert mended.tool_calls[0].arguments == kept
+
+
+def test_the_part_a_call_would_make_as_another_kind_before_any_call_made_it() -> None:
+    text = "Create a cylinder named Can on the ground, and a point light named Bulb 2 m above it."
+    request = _ask(text, "create_primitive", "place_light")
+    plane = _call("create_primitive", kind="plane", name="Bulb")
+    part = another_kind_unmade(request, [plane])
+    assert part is not None and (part.kind, part.key) == ("name", "Bulb")
+    assert part.clause == "a point light named Bulb 2 m above it"
+    # The right kind, a name the request does not give, or a part a call already made.
+    assert another_kind_unmade(request, [_call("place_light", type="POINT", name="Bulb")]) is None
+    assert (
+        another_kind_unmade(request, [_call("create_primitive", kind="cube", name="Box")]) is None
+    )
+    made = request.model_copy(
+        update={"messages": [*request.messages, Message(role="assistant", parts=[plane])]}
+    )
+    assert another_kind_unmade(made, [plane]) is None

@@ -634,6 +634,48 @@ async def test_a_missing_name_is_asked_for_with_the_call_that_makes_it_so_named(
     await model.aclose()
 
 
+async def test_a_part_about_to_be_made_as_another_kind_is_asked_for_as_the_kind_named(
+    qwen_engine: LocalEngine,
+) -> None:
+    # The 1.5B model made "a point light named Bulb" as a plane and "a white sphere named
+    # lamp" as a point light (new users' prompts s20/5, s20/1). Such a call, for a part no
+    # call has made yet, is sampled again with only the tools that make the kind asked
+    # for, the name held; a part already made, or a call of the right kind, stands.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    settings = ModelSettings(temperature=0, max_tokens=96)
+    crate = ToolCallPart(name="add_object", arguments={"name": "crate", "shape": "box"})
+    ask = "Add a red box named crate and a point light named lamp above it."
+    request = ModelRequest(
+        messages=_one_call(ask, crate, 'added "crate".'), tools=[MAKE, LIGHT], settings=settings
+    )
+    wrong = ModelResponse(
+        parts=[ToolCallPart(name="add_object", arguments={"name": "lamp", "shape": "sphere"})],
+        usage=Usage(requests=1),
+    )
+    remade = await model._remake_another_kind(request, wrong)
+    (call,) = remade.tool_calls
+    _assert_valid(call, [MAKE, LIGHT])
+    assert (call.name, call.arguments["name"]) == ("add_light", "lamp"), call
+    assert remade.usage.requests == 2
+    # The other way round, on the first turn: a shape named as a light is made as a shape.
+    sphere = "Add a white sphere named globe and light it."
+    first = ModelRequest(messages=[Message.user(sphere)], tools=[MAKE, LIGHT], settings=settings)
+    lit = ModelResponse(
+        parts=[ToolCallPart(name="add_light", arguments={"kind": "point", "name": "globe"})]
+    )
+    (call,) = (await model._remake_another_kind(first, lit)).tool_calls
+    assert (call.name, call.arguments["name"]) == ("add_object", "globe"), call
+    # Left as they are: the right kind, a part already made, a call naming no part.
+    right = ModelResponse(parts=[ToolCallPart(name="add_light", arguments={"name": "lamp"})])
+    assert await model._remake_another_kind(request, right) is right
+    made = ModelResponse(parts=[ToolCallPart(name="add_light", arguments={"name": "crate"})])
+    assert await model._remake_another_kind(request, made) is made
+    other = ModelResponse(parts=[ToolCallPart(name="add_light", arguments={"name": "key"})])
+    assert await model._remake_another_kind(request, other) is other
+    await model.aclose()
+
+
 async def test_a_call_at_a_point_the_request_gives_is_sent_without_resting_on_every_path(
     qwen_engine: LocalEngine,
 ) -> None:

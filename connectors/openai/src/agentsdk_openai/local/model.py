@@ -40,6 +40,7 @@ from .prefix_cache import PrefixCacheEvent
 from .tokens import complete_with_tokens
 from .unmade import (
     Part,
+    another_kind_unmade,
     does_step,
     files_no_tool_writes,
     mentions,
@@ -243,6 +244,7 @@ class LocalChatModel(OpenAIChatModel):
         if constrained:
             response = await self._make_announced_call(request, response)
             response = await self._make_unmade_part(request, response)
+            response = await self._remake_another_kind(request, response)
             response = _owned_up(request, response)
             response = as_asked(request, response)
         return without_pasted_json(request, response)
@@ -287,6 +289,7 @@ class LocalChatModel(OpenAIChatModel):
             if isinstance(item, ModelResponse):
                 item = await self._make_announced_call(request, item)
                 item = await self._make_unmade_part(request, item)
+                item = await self._remake_another_kind(request, item)
                 item = _owned_up(request, item)
                 item = as_asked(request, item)
             yield item
@@ -417,6 +420,46 @@ class LocalChatModel(OpenAIChatModel):
             extra[TURN_GRAMMAR] = tool_call_grammar(pinned, "required")
         again = await self._sample_again(
             request, {"tool_choice": choice, "extra": extra}, f"the call for {left[0].key}"
+        )
+        if again is None or not again.tool_calls:
+            return response
+        return again.model_copy(
+            update={"parts": list(again.tool_calls), "usage": response.usage + again.usage}
+        )
+
+    async def _remake_another_kind(
+        self, request: ModelRequest, response: ModelResponse
+    ) -> ModelResponse:
+        """A call that would make a part the request names, not yet made, as another kind
+        of thing (a light named ``Bulb`` for "a point light named Bulb" made as a plane; a
+        point light named ``lamp`` for "a white sphere named lamp") is sampled again under
+        the grammar that holds the tools making the kind asked for to that name
+        (:func:`~.unmade.pinned_makers`), with the cue quoting the part, and replaced by
+        that call. Asked only once per response, for the first such call; the response
+        stands if no call comes. Without this the name was dropped (:mod:`.as_asked`) and
+        the 1.5B model went on to other calls, never making the part (new users' prompts
+        s20/1 and s20/5)."""
+        if (
+            not self.ask_for_unmade
+            or request.last_turn
+            or not response.tool_calls
+            or request.settings.tool_choice not in (None, "auto", "required")
+            or not self._constrains(request)
+        ):
+            return response
+        part = another_kind_unmade(request, response.tool_calls)
+        pinned = pinned_makers(request, part) if part is not None else []
+        if part is None or not pinned:
+            return response
+        logger.info("%s made %s as another kind; asking for it", self.name, part.key)
+        extra = dict(request.settings.extra)
+        extra["chat_template_kwargs"] = {
+            **(extra.get("chat_template_kwargs") or {}),
+            "agentsdk_unmade": _listed([part]),
+        }
+        extra[TURN_GRAMMAR] = tool_call_grammar(pinned, "required")
+        again = await self._sample_again(
+            request, {"tool_choice": "required", "extra": extra}, f"the call for {part.key}"
         )
         if again is None or not again.tool_calls:
             return response

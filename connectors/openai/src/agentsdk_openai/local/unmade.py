@@ -51,6 +51,7 @@ from agentsdk import ModelRequest, ToolCallPart
 __all__ = [
     "OUTPUT_STEPS",
     "Part",
+    "another_kind_unmade",
     "as_named",
     "asked_for",
     "described",
@@ -461,6 +462,26 @@ def makes_another_kind(text: str, name: str, maker: ToolCallPart) -> bool:
     if asked == "shape":
         return made in ("light", "camera")
     return made != asked
+
+
+def another_kind_unmade(request: ModelRequest, calls: list[ToolCallPart]) -> Part | None:
+    """The part of the newest request that the first of ``calls`` would make as another
+    kind of thing (:func:`makes_another_kind`): a call to a tool that declares what it
+    makes, whose naming argument is a name the request gives that no call has made yet
+    (:func:`unmade_names`); None when no call is such."""
+    makers = {tool.name: tool.creates for tool in request.tools if tool.creates is not None}
+    start = newest_request_at(request)
+    if not makers or start is None:
+        return None
+    text = request.messages[start].text
+    unmade = {name.lower(): name for name in unmade_names(request)}
+    for call in calls:
+        key = makers.get(call.name)
+        value = call.arguments.get(key) if key is not None else None
+        name = unmade.get(value.lower()) if isinstance(value, str) else None
+        if name is not None and makes_another_kind(text, name, call):
+            return Part("name", name, asked_for(text, name))
+    return None
 
 
 def head_of(text: str, name: str) -> str:
