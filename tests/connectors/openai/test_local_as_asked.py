@@ -320,3 +320,29 @@ def test_the_part_a_call_would_make_as_another_kind_before_any_call_made_it() ->
         update={"messages": [*request.messages, Message(role="assistant", parts=[plane])]}
     )
     assert another_kind_unmade(made, [plane]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "added"),
+    [
+        # Godot's add_node for a part "on the ground" without rest_on (3 of 5 such calls).
+        ("Create the main scene with a red cube named Crate standing on the ground and a "
+         "camera that sees it.",
+         _call("add_node", name="Crate", properties={"mesh": "CubeMesh()"}, **GODOT),
+         {"rest_on": "ground"}),
+        ("Put a white box named table on the ground.", _call("add_object", name="table"),
+         {"rest_on": "ground"}),
+        # Given already, said of another part, or a tool that takes no rest_on.
+        ("Add a red cube named Crate standing on the ground.",
+         _call("add_node", name="Crate", rest_on="Floor", **GODOT), {}),
+        ("Add a box named Floor and a red cube named Crate on the ground.",
+         _call("add_node", name="Floor", **GODOT), {}),
+        ("Add a camera named Cam on the ground.", _call("place_camera", name="Cam", location=[0, -5, 1]),
+         {}),
+    ],
+)  # fmt: skip
+def test_a_part_on_the_ground_rests_on_it(
+    text: str, call: ToolCallPart, added: dict[str, Any]
+) -> None:
+    mended = placed_as_asked(_ask(text, call.name), ModelResponse(parts=[call]))
+    assert mended.tool_calls[0].arguments == {**call.arguments, **added}
