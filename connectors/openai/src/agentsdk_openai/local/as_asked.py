@@ -15,7 +15,7 @@ logged, and none kept if the mended call would fail the tool's schema:
   part nowhere ("a Camera named Eye at (0, 2, 6)"); ``rest_on: "ground"`` filled in for a
   part "on the ground"; ``rest_on`` dropped where it would move the part off the point it
   is given, off the ground, when the request says nothing of the part resting or standing
-  ("a red sphere named sun at (0, 3, 0)"), or where it names the part itself.
+  ("a red sphere named sun at (0, 3, 0)").
 """
 
 from __future__ import annotations
@@ -198,7 +198,6 @@ def placed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
       :data:`RESTING_ARGUMENT` ``"ground"`` where the call has none (Godot's ``add_node``
       for "a red cube named Crate standing on the ground" came without one in 3 of 5 such
       calls, the cube half under the ground; three.js and Blender calls had it in 43 of 43);
-    - **resting on itself**: ``rest_on`` naming the part itself goes;
     - **another part's point**: a call at the point the request gives another part, when it
       gives this one none, goes without that place (where the tool does not need one);
 
@@ -224,13 +223,6 @@ def placed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         if made.name is None:
             return None
         arguments = dict(call.arguments)
-        resting = arguments.get(RESTING_ARGUMENT)
-        if isinstance(resting, str) and resting.lower() == made.name.lower():
-            # On itself (Grass on Grass, Coin on Coin, both models): nothing to stand on.
-            logger.info(
-                "%s has %r rest on itself; %s dropped", call.name, resting, RESTING_ARGUMENT
-            )
-            del arguments[RESTING_ARGUMENT]
         said = described(text, made.name)
         rests = RESTING_ARGUMENT in (tool.parameters.get("properties") or {})
         if rests and RESTING_ARGUMENT not in arguments and _ON_THE_GROUND.search(said):
