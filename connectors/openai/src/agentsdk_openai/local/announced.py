@@ -69,10 +69,10 @@ _INTERJECTION = 2
 
 def offers_help(text: str) -> bool:
     """The answer only offers help ("I'm ready to help!", "How can I assist you?", "I am
-    ready."): every
-    sentence an offer or an interjection. The 1.5B model answered "I'm ready to help!" after
-    building a Godot scene (new users' prompts s17/8, s19/7); "Done: the box is red. Let me
-    know if you need more." says what was done and is an answer."""
+    ready."): every sentence an offer or an interjection. The 1.5B model answered "I'm
+    ready to help!" after building a Godot scene (new users' prompts s17/8, s19/7);
+    "Done: the box is red. Let me know if you need more." says what was done and is an
+    answer."""
     said = sentences(text)
     offers = [s for s in said if _OFFER.search(s)]
     return bool(offers) and all(s in offers or len(s.split()) <= _INTERJECTION for s in said)

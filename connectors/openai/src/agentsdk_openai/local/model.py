@@ -435,8 +435,9 @@ class LocalChatModel(OpenAIChatModel):
         point light named ``lamp`` for "a white sphere named lamp") is sampled again under
         the grammar that holds the tools making the kind asked for to that name
         (:func:`~.unmade.pinned_makers`), with the cue quoting the part, and replaced by
-        that call. Asked only once per response, for the first such call; the response
-        stands if no call comes. Without this the name was dropped (:mod:`.as_asked`) and
+        that call. When no offered tool's name says it makes that kind (Godot's one
+        ``add_node``), every maker is allowed and the cue alone says what kind. Asked only
+        once per response, for the first such call; the response stands if no call comes. Without this the name was dropped (:mod:`.as_asked`) and
         the 1.5B model went on to other calls, never making the part (new users' prompts
         s20/1 and s20/5)."""
         if (

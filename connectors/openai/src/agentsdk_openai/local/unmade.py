@@ -58,6 +58,8 @@ __all__ = [
     "does_step",
     "files_in",
     "files_no_tool_writes",
+    "head_of",
+    "kind_of",
     "makes_another_kind",
     "mentions",
     "named_in",
@@ -428,6 +430,8 @@ against ones that only describe it (``color="lightgrey"``)."""
 
 
 def kind_of(text: str) -> str | None:
+    """The kind of thing words speak of: ``"light"`` (a lamp, any light but a colour such
+    as "light blue"), ``"camera"``, ``"shape"`` (cube, sphere, cone...), or None."""
     if _LIGHT.search(text):
         return "light"
     if _CAMERA.search(text):
@@ -465,10 +469,10 @@ def makes_another_kind(text: str, name: str, maker: ToolCallPart) -> bool:
 
 
 def another_kind_unmade(request: ModelRequest, calls: list[ToolCallPart]) -> Part | None:
-    """The part of the newest request that the first of ``calls`` would make as another
-    kind of thing (:func:`makes_another_kind`): a call to a tool that declares what it
-    makes, whose naming argument is a name the request gives that no call has made yet
-    (:func:`unmade_names`); None when no call is such."""
+    """The part of the newest request that one of ``calls`` (the first that does) would
+    make as another kind of thing (:func:`makes_another_kind`): a call to a tool that
+    declares what it makes, whose naming argument is a name the request gives that no
+    call has made yet (:func:`unmade_names`); None when no call does."""
     makers = {tool.name: tool.creates for tool in request.tools if tool.creates is not None}
     start = newest_request_at(request)
     if not makers or start is None:
