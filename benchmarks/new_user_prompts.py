@@ -2,12 +2,13 @@
 does with them, with the toolkit's instructions in its prompt (the default since session 16)
 and without (``toolkit_instructions=False``, what such an agent sent before).
 
-Five sets, each written before it was first run and not tuned against afterwards: ``s16``
+Five sets, each written before it was first run: ``s16``
 (eight prompts, session 16), ``s17`` (nine more, written in session 17 before any change
 of that session was run), ``s18`` (nine more, written in session 18 before any run on
 them, after that session's changes were made but not measured on new prompts), ``s19``
 (nine more, written in session 19 the same way) and ``s20`` (nine more, written in session
-20 before any run or change). Nothing checks the outcome
+20 before any run or change). s19 and s20 were each held out for one run of new code only:
+later changes of their sessions used what those runs showed (the tasks README says which). Nothing checks the outcome
 automatically: each row keeps
 the calls, the answer and the last tool result (the scene as the tools describe it), and
 the judgement is written in the tasks README. Writes --out (default
