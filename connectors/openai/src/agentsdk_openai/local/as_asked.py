@@ -215,7 +215,6 @@ def placed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
       (0, 3, 0)" ended on the ground. A point on the ground ("at (2, 0, 2)"), or words of
       resting ("standing on the ground at (3, 0, 3)"), keep it."""
     text = _asked(request)
-
     names = named_in(text)
 
     def mend(made: _Made) -> dict[str, Any] | None:

@@ -407,25 +407,11 @@ class LocalChatModel(OpenAIChatModel):
             del _ASKED[next(iter(_ASKED))]
         keys = ", ".join(part.key for part in left)
         logger.info("%s answered with %s not done; asking for it", self.name, keys)
-        extra = dict(request.settings.extra)
-        extra["chat_template_kwargs"] = {
-            **(extra.get("chat_template_kwargs") or {}),
-            "agentsdk_unmade": _listed(left),
-        }
         choice = _tool_for_steps(request, left) or "required"
+        # The call that makes the part under its name: told which part was left, the 1.5B
+        # model sent the first part's call again (s18's p1 for p2).
         pinned = pinned_makers(request, left[0]) if self._constrains(request) else []
-        if pinned:
-            # The call that makes the part under its name: told which part was left, the
-            # 1.5B model sent the first part's call again (s18's p1 for p2).
-            extra[TURN_GRAMMAR] = tool_call_grammar(pinned, "required")
-        again = await self._sample_again(
-            request, {"tool_choice": choice, "extra": extra}, f"the call for {left[0].key}"
-        )
-        if again is None or not again.tool_calls:
-            return response
-        return again.model_copy(
-            update={"parts": list(again.tool_calls), "usage": response.usage + again.usage}
-        )
+        return await self._call_for(request, response, left, choice, pinned)
 
     async def _remake_another_kind(
         self, request: ModelRequest, response: ModelResponse
@@ -437,9 +423,9 @@ class LocalChatModel(OpenAIChatModel):
         (:func:`~.unmade.pinned_makers`), with the cue quoting the part, and replaced by
         that call. When no offered tool's name says it makes that kind (Godot's one
         ``add_node``), every maker is allowed and the cue alone says what kind. Asked only
-        once per response, for the first such call; the response stands if no call comes. Without this the name was dropped (:mod:`.as_asked`) and
-        the 1.5B model went on to other calls, never making the part (new users' prompts
-        s20/1 and s20/5)."""
+        once per response, for the first such call; the response stands if no call comes.
+        Without this the name was dropped (:mod:`.as_asked`) and the 1.5B model went on to
+        other calls, never making the part (new users' prompts s20/1 and s20/5)."""
         if (
             not self.ask_for_unmade
             or request.last_turn
@@ -453,14 +439,29 @@ class LocalChatModel(OpenAIChatModel):
         if part is None or not pinned:
             return response
         logger.info("%s made %s as another kind; asking for it", self.name, part.key)
+        return await self._call_for(request, response, [part], "required", pinned)
+
+    async def _call_for(
+        self,
+        request: ModelRequest,
+        response: ModelResponse,
+        left: list[Part],
+        choice: str,
+        pinned: list[ToolSpec],
+    ) -> ModelResponse:
+        """The call for the first of the parts ``left``, sampled again under the cue that
+        quotes them all (``agentsdk_unmade``) with ``tool_choice`` ``choice``, and, given
+        ``pinned`` tools, the grammar allowing only those; it replaces ``response``, whose
+        usage it adds. ``response`` stands if no call comes."""
         extra = dict(request.settings.extra)
         extra["chat_template_kwargs"] = {
             **(extra.get("chat_template_kwargs") or {}),
-            "agentsdk_unmade": _listed([part]),
+            "agentsdk_unmade": _listed(left),
         }
-        extra[TURN_GRAMMAR] = tool_call_grammar(pinned, "required")
+        if pinned:
+            extra[TURN_GRAMMAR] = tool_call_grammar(pinned, "required")
         again = await self._sample_again(
-            request, {"tool_choice": "required", "extra": extra}, f"the call for {part.key}"
+            request, {"tool_choice": choice, "extra": extra}, f"the call for {left[0].key}"
         )
         if again is None or not again.tool_calls:
             return response
