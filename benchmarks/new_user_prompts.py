@@ -6,15 +6,15 @@ Five sets, each written before it was first run: ``s16``
 (eight prompts, session 16), ``s17`` (nine more, written in session 17 before any change
 of that session was run), ``s18`` (nine more, written in session 18 before any run on
 them, after that session's changes were made but not measured on new prompts), ``s19``
-(nine more, written in session 19 the same way) and ``s20`` (nine more, written in session
-20 before any run or change). s19 and s20 were each held out for one run of new code only:
+(nine more, written in session 19 the same way), ``s20`` (nine more, written in session
+20 before any run or change) and ``s21`` (nine more, written in session 21 the same way). s19 and s20 were each held out for one run of new code only:
 later changes of their sessions used what those runs showed (the tasks README says which). Nothing checks the outcome
 automatically: each row keeps
 the calls, the answer and the last tool result (the scene as the tools describe it), and
 the judgement is written in the tasks README. Writes --out (default
 benchmarks/results/new_user_prompts.json), and one trace per run with --traces.
 
-    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17|s18|s19|s20] [--only on|off]
+    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17|s18|s19|s20|s21] [--only on|off]
         [--kit threejs|blender|godot] [--out FILE] [--traces DIR]
 """
 
@@ -90,6 +90,17 @@ SETS["s20"] = [
     ("godot", "Create a main scene with a green box named Field, 20 by 0.1 by 20, and a white sphere named Ball of radius 0.5 resting on it, and a camera named Cam looking at the ball."),
     ("godot", "Make a main scene whose root is a Node2D, with a Sprite named Hero at (50, 50) and a Timer named Clock."),
     ("godot", "Build a main scene with an orange cube named Box at (0, 1, 0), an omni light named Lamp at (2, 3, 2), then take a screenshot."),
+]  # fmt: skip
+SETS["s21"] = [
+    ("threejs", "Make a green sphere named head of radius 0.5 sitting on a blue box named body, 1 wide, 1.5 tall and 0.6 deep, which stands on the ground."),
+    ("threejs", "Add three spheres named red, green and blue, each of radius 0.4, colored to match their names, at x = -2, 0 and 2 on the ground, and render the view."),
+    ("threejs", "Create a white plane named stage, 6 by 4, and a spot light named spot at (0, 5, 2) pointing at the middle of the stage."),
+    ("blender", "Add a brown cylinder named Trunk, radius 0.2 m and 2 m tall, on the ground, and a green ico sphere named Crown of radius 1 m on top of it, then render it."),
+    ("blender", "Make two cubes named Left and Right, 1 m each, 4 m apart along X, both on the ground, and export both to pair.glb."),
+    ("blender", "Put a camera named Top at (0, 0, 10) looking straight down at the origin and a red cone named Marker on the ground at the origin."),
+    ("godot", "Create a main scene with a grey box named Table, 2 by 1 by 1, standing on the ground, and a green sphere named Apple of radius 0.2 on top of it."),
+    ("godot", "Make a main scene with a Camera named View at (0, 3, 8) and a red cube named Target at the origin, then take a screenshot."),
+    ("godot", "Build a main scene whose root is a Control with a Button named Start that says Play."),
 ]  # fmt: skip
 
 
