@@ -676,6 +676,84 @@ async def test_a_part_about_to_be_made_as_another_kind_is_asked_for_as_the_kind_
     await model.aclose()
 
 
+EXPORT = ToolSpec(
+    name="export_scene",
+    description="Export objects of the scene to a file.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "names": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+    side_effects=True,
+)
+
+
+async def test_a_call_that_needs_a_part_not_yet_made_gets_the_call_that_makes_it(
+    qwen_engine: LocalEngine,
+) -> None:
+    # The 1.5B model exported A, B and C with only A made, then A and B after the error
+    # said C was missing, then all three again until the loop guard ended the run (new
+    # users' prompt s18/5). Such a call is replaced by one that makes the missing part,
+    # under its name, once per part per run; a part the request speaks of as one already
+    # there ("the cube named C") is not made.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    settings = ModelSettings(temperature=0, max_tokens=96)
+    tools = [MAKE, LIGHT, EXPORT]
+    a = ToolCallPart(name="add_object", arguments={"name": "A", "shape": "box"})
+    ask = "Create three cubes named A, B and C in a row, then export them to row.glb."
+    request = ModelRequest(messages=_one_call(ask, a, 'added "A".'), tools=tools, settings=settings)
+    early = ToolCallPart(
+        name="export_scene", arguments={"path": "row.glb", "names": ["A", "B", "C"]}
+    )
+    made = await model._make_premature_part(request, ModelResponse(parts=[early]))
+    (call,) = made.tool_calls
+    _assert_valid(call, tools)
+    assert (call.name, call.arguments["name"]) == ("add_object", "B"), call
+    # Once per part per run: asked again in the same run, the call stands.
+    again = ModelResponse(parts=[early])
+    assert await model._make_premature_part(request, again) is again
+    # After a failure that names C, a call that works around it makes C instead.
+    b = ToolCallPart(name="add_object", arguments={"name": "B", "shape": "box"})
+    failed = ToolCallPart(
+        name="export_scene", arguments={"path": "row.glb", "names": ["A", "B", "C"]}
+    )
+
+    def ran(call: ToolCallPart, text: str, error: bool = False) -> list[Message]:
+        result = ToolResultPart(
+            call_id=call.id, name=call.name, parts=[TextPart(text=text)], is_error=error
+        )
+        return [Message(role="assistant", parts=[call]), Message(role="tool", parts=[result])]
+
+    missing = "export failed: no object named C (the scene has: A, B)"
+    messages = [Message.user(ask), *ran(a, 'added "A".'), *ran(b, 'added "B".')]
+    messages += ran(failed, missing, error=True)
+    after = ModelRequest(messages=messages, tools=tools, settings=settings)
+    around = ModelResponse(
+        parts=[
+            ToolCallPart(name="export_scene", arguments={"path": "row.glb", "names": ["A", "B"]})
+        ]
+    )
+    (call,) = (await model._make_premature_part(after, around)).tool_calls
+    assert (call.name, call.arguments["name"]) == ("add_object", "C"), call
+    # Left as they are: a call that makes a missing part, and one on a part the request
+    # speaks of as there already.
+    making = ModelResponse(parts=[ToolCallPart(name="add_object", arguments={"name": "C"})])
+    assert await model._make_premature_part(after, making) is making
+    there = ModelRequest(
+        messages=[Message.user("Export the cube named C to c.glb.")], tools=tools, settings=settings
+    )
+    export = ModelResponse(
+        parts=[ToolCallPart(name="export_scene", arguments={"path": "c.glb", "names": ["C"]})]
+    )
+    assert await model._make_premature_part(there, export) is export
+    await model.aclose()
+
+
 async def test_a_call_at_a_point_the_request_gives_is_sent_without_resting_on_every_path(
     qwen_engine: LocalEngine,
 ) -> None:

@@ -46,6 +46,7 @@ from .unmade import (
     mentions,
     newest_request_at,
     pinned_makers,
+    premature_part,
     unmade_parts,
 )
 
@@ -245,6 +246,7 @@ class LocalChatModel(OpenAIChatModel):
             response = await self._make_announced_call(request, response)
             response = await self._make_unmade_part(request, response)
             response = await self._remake_another_kind(request, response)
+            response = await self._make_premature_part(request, response)
             response = _owned_up(request, response)
             response = as_asked(request, response)
         return without_pasted_json(request, response)
@@ -290,6 +292,7 @@ class LocalChatModel(OpenAIChatModel):
                 item = await self._make_announced_call(request, item)
                 item = await self._make_unmade_part(request, item)
                 item = await self._remake_another_kind(request, item)
+                item = await self._make_premature_part(request, item)
                 item = _owned_up(request, item)
                 item = as_asked(request, item)
             yield item
@@ -402,9 +405,7 @@ class LocalChatModel(OpenAIChatModel):
         # one call, and with all of them marked, "render the result" was never asked for
         # after the cue that listed it with "a cube named Lid" got only the Lid made. So a
         # run asks at most once per part, one part per answer.
-        _ASKED[(run, _asked_key(left[0]))] = None
-        while len(_ASKED) > _ASKED_KEPT:
-            del _ASKED[next(iter(_ASKED))]
+        _remember_asked((run, _asked_key(left[0])))
         keys = ", ".join(part.key for part in left)
         logger.info("%s answered with %s not done; asking for it", self.name, keys)
         choice = _tool_for_steps(request, left) or "required"
@@ -426,19 +427,50 @@ class LocalChatModel(OpenAIChatModel):
         once per response, for the first such call; the response stands if no call comes.
         Without this the name was dropped (:mod:`.as_asked`) and the 1.5B model went on to
         other calls, never making the part (new users' prompts s20/1 and s20/5)."""
-        if (
-            not self.ask_for_unmade
-            or request.last_turn
-            or not response.tool_calls
-            or request.settings.tool_choice not in (None, "auto", "required")
-            or not self._constrains(request)
-        ):
+        if not self._may_call_for_a_part(request, response):
             return response
         part = another_kind_unmade(request, response.tool_calls)
         pinned = pinned_makers(request, part) if part is not None else []
         if part is None or not pinned:
             return response
         logger.info("%s made %s as another kind; asking for it", self.name, part.key)
+        return await self._call_for(request, response, [part], "required", pinned)
+
+    def _may_call_for_a_part(self, request: ModelRequest, response: ModelResponse) -> bool:
+        """Whether a call in ``response`` may be replaced by the call for a part of the
+        request: the model asks for parts, the turn is not the run's last, the request is
+        constrained and lets the model choose its call."""
+        return (
+            self.ask_for_unmade
+            and not request.last_turn
+            and bool(response.tool_calls)
+            and request.settings.tool_choice in (None, "auto", "required")
+            and self._constrains(request)
+        )
+
+    async def _make_premature_part(
+        self, request: ModelRequest, response: ModelResponse
+    ) -> ModelResponse:
+        """A call that needs a part the request asks for made first, while nothing has made
+        it (:func:`~.unmade.premature_part`: ``export_asset(names=["A", "B", "C"])`` with
+        only A made, or the call after a failure that says C is missing) is replaced by the
+        call that makes that part: sampled again under the grammar of the tools that make
+        its kind, holding its name (:func:`~.unmade.pinned_makers`), with the cue quoting
+        it. Once per part per run (a part that cannot be made is not asked for again and
+        again), never on the run's last turn; the response stands if no call comes."""
+        if not self._may_call_for_a_part(request, response):
+            return response
+        part = premature_part(request, response.tool_calls)
+        if part is None:
+            return response
+        run = _first_call_id(request)
+        key = (run, f"premature:{part.key.lower()}")
+        pinned = pinned_makers(request, part)
+        if not pinned or key in _ASKED:
+            return response
+        if run:  # before the run's first call there is no run id to keep it under
+            _remember_asked(key)
+        logger.info("%s called for %s before making it; asking for it", self.name, part.key)
         return await self._call_for(request, response, [part], "required", pinned)
 
     async def _call_for(
@@ -864,6 +896,13 @@ _ASKED: dict[tuple[str, str], None] = {}
 """(run, part) pairs a call was asked for (:meth:`LocalChatModel._make_unmade_part`); a
 run is the id of its first call, unique to it, so both tiers' models share the record."""
 _ASKED_KEPT = 1024
+
+
+def _remember_asked(key: tuple[str, str]) -> None:
+    """Record that a run asked for a part, keeping the newest :data:`_ASKED_KEPT`."""
+    _ASKED[key] = None
+    while len(_ASKED) > _ASKED_KEPT:
+        del _ASKED[next(iter(_ASKED))]
 
 
 _NOT_DONE = re.compile(

@@ -35,7 +35,10 @@ apart from the rest.
 A name still missing is asked for with the call that makes it under that name
 (:func:`pinned_makers`): the offered tools that declare the argument naming what they make
 (``@tool(creates="name")``), that argument held to the name. Told in the cue which part
-was left, the 1.5B model sent the first part's call again (s18's p1 for p2).
+was left, the 1.5B model sent the first part's call again (s18's p1 for p2). So is one
+that a call needs before any call has made it (:func:`premature_part`: an export of A, B
+and C with only A made), when the request asks for it as a new part (:func:`asked_as_new`:
+not "the object named lamp").
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ __all__ = [
     "Part",
     "another_kind_unmade",
     "as_named",
+    "asked_as_new",
     "asked_for",
     "described",
     "does_step",
@@ -64,7 +68,9 @@ __all__ = [
     "mentions",
     "named_in",
     "newest_request_at",
+    "noun_phrase",
     "pinned_makers",
+    "premature_part",
     "steps_in",
     "unmade_names",
     "unmade_parts",
@@ -485,6 +491,113 @@ def another_kind_unmade(request: ModelRequest, calls: list[ToolCallPart]) -> Par
         name = unmade.get(value.lower()) if isinstance(value, str) else None
         if name is not None and makes_another_kind(text, name, call):
             return Part("name", name, asked_for(text, name))
+    return None
+
+
+_DETERMINER = re.compile(
+    r"\b(?:a|an|the|this|that|these|those|its|their|his|her|my|your|our|some|each|every|"
+    r"one|two|three|four|five|six|seven|eight|nine|ten|\d+)\b",
+    re.IGNORECASE,
+)
+_DEFINITE_WORDS = frozenset(
+    "the this that these those its their his her my your our each every".split()
+)
+_THERE = re.compile(
+    r"\b(?:there\s+(?:is|are|was|were)|there's|has|have|had|contains?|holds?|shows?)\b",
+    re.IGNORECASE,
+)
+
+
+def noun_phrase(head: str) -> tuple[str, str]:
+    """The last determiner of the words before a naming word and the words after it
+    ("the", "object " from "Make the object "; "three", "cubes " from "Create three
+    cubes "); ``("", head)`` when there is none."""
+    found = list(_DETERMINER.finditer(head))
+    if not found:
+        return "", head
+    return found[-1].group().lower(), head[found[-1].end() :]
+
+
+def asked_as_new(text: str, name: str) -> bool:
+    """Whether the request asks for the part named ``name`` as a new one: the words before
+    its naming word point at one (the last determiner is not "the", "this", "its"...: "Make
+    the object named lamp visible" and "except the cube named Crate" speak of parts the
+    scene has), and its clause does not say the scene has it ("There is a cube named
+    Crate", "The scene has a sphere named Ball")."""
+    head = head_of(text, name)
+    if not head:
+        return False
+    determiner, _ = noun_phrase(head)
+    return determiner not in _DEFINITE_WORDS and not _THERE.search(head)
+
+
+_GIVES_A_NAME = re.compile(r"^[a-z]+_names?$", re.IGNORECASE)
+"""Arguments that name a new thing the call makes on the way (``root_name`` of Godot's
+``create_scene``, a ``new_name``), rather than one it works on."""
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings(item)]
+    return []
+
+
+def premature_part(request: ModelRequest, calls: list[ToolCallPart]) -> Part | None:
+    """The named part of the newest request that ``calls`` need made first, when none of
+    them makes a part still missing (:func:`unmade_names`) with a tool that declares what
+    it makes; None otherwise. Either
+
+    - a call to a tool that makes nothing works on such a part (a name among its
+      arguments, not one it gives a new thing such as ``root_name``) that the request asks
+      for as a new one (:func:`asked_as_new`): ``export_asset(names=["A", "B", "C"])``
+      with only A made, ``fit_view(names=["car", "truck"])`` before the truck,
+      ``set_transform(name="Cam")`` for "a camera named Cam" never placed, each of which
+      fails; or
+    - the newest result is a failure that names such a part ("no object named C") of a
+      call that did not mean to make it: the call after it works around the missing part
+      instead (the 1.5B model exported A and B only, then all three again, until the loop
+      guard ended the run).
+
+    The first such part, in the order the calls name them."""
+    unmade = {name.lower(): name for name in unmade_names(request)}
+    start = newest_request_at(request)
+    if not unmade or start is None:
+        return None
+    makers = {tool.name: tool.creates for tool in request.tools if tool.creates is not None}
+    for call in calls:
+        key = makers.get(call.name)
+        value = call.arguments.get(key) if key is not None else None
+        if isinstance(value, str) and value.lower() in unmade:
+            return None
+    text = request.messages[start].text
+    for call in calls:
+        if call.name in makers:
+            continue
+        for key, value in call.arguments.items():
+            if _GIVES_A_NAME.match(key):
+                continue
+            for said in _strings(value):
+                name = unmade.get(said.strip().lower())
+                if name is not None and asked_as_new(text, name):
+                    return Part("name", name, asked_for(text, name))
+    # A failed call that made (or meant to make) the part is left to the model to fix: a
+    # call that could not make it (Godot's add_node before its scene) may need another
+    # step first.
+    tried = {
+        call.id: str(call.arguments.get(makers[call.name], "")).lower()
+        for message in request.messages[start + 1 :]
+        for call in message.tool_calls
+        if call.name in makers
+    }
+    last = request.messages[-1]
+    for result in last.tool_results:
+        for name in unmade.values() if result.is_error else ():
+            if mentions(result.text, name) and tried.get(result.call_id) != name.lower():
+                return Part("name", name, asked_for(text, name))
     return None
 
 
