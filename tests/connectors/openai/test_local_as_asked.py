@@ -13,11 +13,20 @@ from agentsdk_openai.local.as_asked import (
     kind_as_asked,
     looks_as_asked,
     placed_as_asked,
+    side_name_as_asked,
 )
-from agentsdk_openai.local.unmade import another_kind_unmade
+from agentsdk_openai.local.unmade import another_kind_unmade, asked_as_new, premature_part
 from agentsdk_threejs import ThreeJSToolkit
 
-from agentsdk import Message, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolSpec
+from agentsdk import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
 
 
 def _specs() -> dict[str, ToolSpec]:
@@ -348,3 +357,155 @@ def test_a_part_on_the_ground_rests_on_it(
 ) -> None:
     mended = placed_as_asked(_ask(text, call.name), ModelResponse(parts=[call]))
     assert mended.tool_calls[0].arguments == {**call.arguments, **added}
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "kept"),
+    [
+        # The 1.5B model named Godot's scene root after the first part the request names.
+        ("Build a main scene with a blue cube named Player and attach a script to it.",
+         "Player", False),
+        ("Create a main scene whose root is a Node2D, with a Sprite named Player at (100, 200).",
+         "Player", False),
+        ("Create a main scene with a Camera named Eye at (0, 2, 6) and a DirectionalLight "
+         "named Sun.", "Eye", False),
+        # The request names the root, or the scene, so.
+        ("Create a scene whose root is a Spatial named World.", "World", True),
+        ("Create a main scene named Level with a red cube named Crate.", "Level", True),
+        ("Make a scene with a root node called Hub.", "Hub", True),
+        # A name the request does not give is left alone.
+        ("Create a main scene with a red cube named Crate.", "Main", True),
+    ],
+)  # fmt: skip
+def test_a_scene_root_is_not_given_the_name_of_a_part(text: str, name: str, kept: bool) -> None:
+    call = _call("create_scene", path="res://main.tscn", root_type="Spatial", root_name=name)
+    mended = side_name_as_asked(_ask(text, "create_scene", "add_node"), ModelResponse(parts=[call]))
+    (after,) = mended.tool_calls
+    assert ("root_name" in after.arguments) is kept
+    assert {k: v for k, v in after.arguments.items() if k != "root_name"} == {
+        "path": "res://main.tscn", "root_type": "Spatial"
+    }  # fmt: skip
+    # Through as_asked too, with a tool that makes nothing among those offered.
+    assert as_asked(_ask(text, "create_scene"), ModelResponse(parts=[call])).tool_calls == [after]
+
+
+@pytest.mark.parametrize(
+    ("text", "new"),
+    [
+        ("Create three cubes named A, B and C in a row.", {"A": True, "B": True, "C": True}),
+        ("Add two spheres of radius 0.5 named left and right.", {"left": True, "right": True}),
+        ("Make a red sphere named Ball and a camera named Cam at (6, -6, 4).",
+         {"Ball": True, "Cam": True}),
+        # Parts the scene has.
+        ("Make the object named lamp visible without moving it.", {"lamp": False}),
+        ("Delete everything in the scene except the cube named Crate.", {"Crate": False}),
+        ("There is a cube named Crate. Make it red.", {"Crate": False}),
+        ("The scene has a sphere named Ball; move it up.", {"Ball": False}),
+        ("Put a box named cube on top of the object named table.", {"cube": True, "table": False}),
+    ],
+)  # fmt: skip
+def test_a_part_asked_for_as_new_or_as_one_there(text: str, new: dict[str, bool]) -> None:
+    assert {name: asked_as_new(text, name) for name in new} == new
+
+
+def _ran(call: ToolCallPart, text: str, error: bool = False) -> list[Message]:
+    result = ToolResultPart(
+        call_id=call.id, name=call.name, parts=[TextPart(text=text)], is_error=error
+    )
+    return [Message(role="assistant", parts=[call]), Message(role="tool", parts=[result])]
+
+
+def test_a_call_that_needs_a_part_no_call_has_made() -> None:
+    # New users' prompt s18/5 on Blender's real tools.
+    text = (
+        "Create three cubes named A, B and C in a row along the X axis, 3 m apart, all "
+        "resting on the ground, then export them as row.glb."
+    )
+    tools = [SPECS[n] for n in ("create_primitive", "export_asset", "set_transform", "fit_view")]
+    a = _call("create_primitive", kind="cube", name="A")
+    messages = [Message.user(text), *_ran(a, '{"name":"A"}')]
+    request = ModelRequest(messages=messages, tools=tools)
+    export = _call("export_asset", path="row.glb", names=["A", "B", "C"])
+    part = premature_part(request, [export])
+    assert part is not None and (part.kind, part.key) == ("name", "B")
+    assert "three cubes named A, B and C" in part.clause
+    # A call that makes a missing part is what is needed; one on parts made needs nothing.
+    assert premature_part(request, [_call("create_primitive", kind="cube", name="C")]) is None
+    assert premature_part(request, [_call("set_transform", name="A", location=[0, 0, 1])]) is None
+    # After a failure that names C, from a call that did not mean to make it.
+    b = _call("create_primitive", kind="cube", name="B")
+    missing = "export_asset failed: CommandError: no object named C (the scene has: A, B)"
+    messages += [*_ran(b, '{"name":"B"}'), *_ran(export, missing, error=True)]
+    after = ModelRequest(messages=messages, tools=tools)
+    around = _call("export_asset", path="row.glb", names=["A", "B"])
+    part = premature_part(after, [around])
+    assert part is not None and part.key == "C"
+    # A maker call that failed on C is left to the model to fix.
+    c = _call("create_primitive", kind="cube", name="C", size=[-1])
+    refused = [*messages[:-2], *_ran(c, "size must be positive: no object named C made", True)]
+    assert premature_part(ModelRequest(messages=refused, tools=tools), [around]) is None
+    # A part the scene has is worked on, not made.
+    there = ModelRequest(
+        messages=[Message.user("Frame the object named box and the cube named C.")], tools=tools
+    )
+    assert premature_part(there, [_call("fit_view", names=["box", "C"])]) is None
+    # An argument that names a new thing on the way (Godot's root_name) is not a need.
+    godot = ModelRequest(
+        messages=[Message.user("Build a main scene with a blue cube named Player.")],
+        tools=[SPECS["create_scene"], SPECS["add_node"]],
+    )
+    root = _call("create_scene", path="res://main.tscn", root_name="Player")
+    assert premature_part(godot, [root]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "arguments", "sent"),
+    [
+        # New users' prompts: recoloured to the toolkit's default, or to a light's colour.
+        ("Add a black cylinder named post, radius 0.1 and 2 tall, standing on the ground, "
+         "and a white sphere named lamp of radius 0.3 on top of it.",
+         {"name": "post", "color": "lightgrey"}, {"name": "post", "color": "black"}),
+        ("Put a blue torus named ring at (0, 2, 0), a yellow point light named glow at "
+         "(2, 4, 2), and show me a render of it.",
+         {"name": "ring", "color": "yellow"}, {"name": "ring", "color": "blue"}),
+        ("Add a red sphere named sun of radius 1 at (0, 3, 0).",
+         {"name": "sun", "color": "red", "opacity": 0.5}, {"name": "sun", "color": "red",
+                                                           "opacity": 1}),
+        # Left alone: a colour the request also gives, a hex value, see-through asked for,
+        # the right colour, a part the scene has, a call on two parts.
+        ("Add a red box named box, then make it blue.",
+         {"name": "box", "color": "blue"}, None),
+        ("Add a black cylinder named post.", {"name": "post", "color": "#222222"}, None),
+        ("Add a half transparent red sphere named sun.",
+         {"name": "sun", "opacity": 0.5}, None),
+        ("Add a light grey cube named Box.", {"name": "Box", "color": "light grey"}, None),
+        ("Make the object named crate orange.", {"name": "crate", "color": "red"}, None),
+    ],
+)  # fmt: skip
+def test_a_change_to_a_new_part_keeps_what_the_request_says_of_it(
+    text: str, arguments: dict[str, Any], sent: dict[str, Any] | None
+) -> None:
+    call = _call("update_object", **arguments)
+    (after,) = as_asked(
+        _ask(text, "add_object", "update_object"), ModelResponse(parts=[call])
+    ).tool_calls
+    assert after.arguments == (arguments if sent is None else sent)
+
+
+def test_a_change_does_not_put_a_part_at_another_parts_point() -> None:
+    # s17/4 on Blender's set_transform: the Ball sent to the camera's point.
+    text = (
+        "Make a red sphere named Ball of radius 1 resting on the ground and a camera named "
+        "Cam at (6, -6, 4) looking at it."
+    )
+    request = _ask(text, "create_primitive", "set_transform", "place_camera")
+    call = _call("set_transform", name="Ball", location=[6, -6, 4], scale=[1, 1, 1])
+    (after,) = as_asked(request, ModelResponse(parts=[call])).tool_calls
+    assert after.arguments == {"name": "Ball", "scale": [1, 1, 1]}
+    # Cam's own point stays; so does a point the request does not give.
+    for arguments in (
+        {"name": "Cam", "location": [6, -6, 4]},
+        {"name": "Ball", "location": [1, 1, 1]},
+    ):
+        call = _call("set_transform", **arguments)
+        assert as_asked(request, ModelResponse(parts=[call])).tool_calls == [call]

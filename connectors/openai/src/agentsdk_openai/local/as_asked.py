@@ -16,6 +16,14 @@ logged, and none kept if the mended call would fail the tool's schema:
   part "on the ground"; ``rest_on`` dropped where it would move the part off the point it
   is given, off the ground, when the request says nothing of the part resting or standing
   ("a red sphere named sun at (0, 3, 0)").
+
+Two more look at calls to tools that make nothing:
+
+- **no part's name for a thing made on the way**: an optional argument such as
+  ``root_name`` (Godot's ``create_scene``) goes without a name the request gives a part,
+  unless the words before that name speak of a root or a scene (:func:`side_name_as_asked`);
+- **a change to a new part kept to what the request says of it**: its colour, no
+  see-through it did not ask for, and not another part's point (:func:`changed_as_asked`).
 """
 
 from __future__ import annotations
@@ -32,21 +40,25 @@ from agentsdk import ModelRequest, ModelResponse, ToolCallPart
 
 from .unmade import (
     as_named,
+    asked_as_new,
     described,
     head_of,
     kind_of,
     makes_another_kind,
     named_in,
     newest_request_at,
+    noun_phrase,
 )
 
 __all__ = [
     "RESTING_ARGUMENT",
     "as_asked",
+    "changed_as_asked",
     "kind_as_asked",
     "looks_as_asked",
     "named_as_asked",
     "placed_as_asked",
+    "side_name_as_asked",
 ]
 
 logger = logging.getLogger("agentsdk_openai.local")
@@ -72,9 +84,12 @@ position), "Z is up" (Blender's location), "bottom at y=0" (Godot's rest_on)."""
 
 
 def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with its maker calls mended by all four checks (the same response when
+    """The response with its calls mended by all six checks (the same response when
     nothing needed mending)."""
-    if not response.tool_calls or not any(tool.creates for tool in request.tools):
+    if not response.tool_calls:
+        return response
+    response = changed_as_asked(request, side_name_as_asked(request, response))
+    if not any(tool.creates for tool in request.tools):
         return response
     for check in (named_as_asked, kind_as_asked, looks_as_asked, placed_as_asked):
         response = check(request, response)
@@ -134,6 +149,62 @@ def _fits(tool: ToolSpec, arguments: dict[str, Any], before: dict[str, Any]) -> 
 def _asked(request: ModelRequest) -> str:
     start = newest_request_at(request)
     return "" if start is None else request.messages[start].text
+
+
+_SIDE_NAME = re.compile(r"^([a-z]+)_name$", re.IGNORECASE)
+"""An argument that names a thing a call makes on the way, other than the one it is for
+(``root_name`` of Godot's ``create_scene``: the scene's root node)."""
+
+
+def side_name_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call without a name the request gives another part, in an argument that names
+    something the call makes on the way (``root_name``), when the argument is optional and
+    the request does not name that thing so: the root of "a main scene with a blue cube
+    named Player" is not Player, while that of "a scene whose root is a Spatial named
+    World", or of "a main scene named Level", is. The 1.5B model named Godot's scene root
+    after the first part the request names in 6 of 6 new users' prompts that build a scene
+    (Player, Eye, Crate, Title...); the part was then taken as made, as a bare root, and
+    never added as the mesh, camera or label asked for."""
+    text = _asked(request)
+    names = {name.lower(): name for name in named_in(text)}
+    if not names:
+        return response
+    tools = {tool.name: tool for tool in request.tools}
+    parts = list(response.parts)
+    for index, part in enumerate(parts):
+        tool = tools.get(part.name) if isinstance(part, ToolCallPart) else None
+        if tool is None or not isinstance(part, ToolCallPart):
+            continue
+        required = tool.parameters.get("required") or []
+        dropped = [
+            key
+            for key, value in part.arguments.items()
+            if (found := _SIDE_NAME.match(key)) is not None
+            and key != tool.creates
+            and key not in required
+            and isinstance(value, str)
+            and (name := names.get(value.lower())) is not None
+            and not _names_the(found.group(1), tool.name, head_of(text, name))
+        ]
+        arguments = {key: v for key, v in part.arguments.items() if key not in dropped}
+        if dropped and _fits(tool, arguments, part.arguments):
+            logger.info("%s gave %s a name the request gives another part", part.name, dropped)
+            parts[index] = part.model_copy(update={"arguments": arguments})
+    return response.model_copy(update={"parts": parts}) if parts != response.parts else response
+
+
+def _names_the(thing: str, tool: str, head: str) -> bool:
+    """Whether the words before a naming word name ``thing`` (``root``), or what the tool
+    makes (``scene`` for ``create_scene``): in the words after their last determiner ("a
+    main scene named Level"), or as "<thing> is a ..." ("whose root is a Spatial named
+    World")."""
+    _, phrase = noun_phrase(head)
+    words = {thing.lower(), *tool.lower().split("_")[1:]}
+    if any(re.search(rf"\b{re.escape(word)}\b", phrase, re.IGNORECASE) for word in words):
+        return True
+    return (
+        re.search(rf"\b{re.escape(thing)}\s+(?:is|as)\s+(?:an?\s+)?\w+\s*$", head, re.I) is not None
+    )
 
 
 def named_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
@@ -425,3 +496,98 @@ def looks_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         return arguments
 
     return _mend(request, response, mend)
+
+
+_SEE_THROUGH = re.compile(
+    r"transparen|translucen|see[\s-]*through|opacity|opaque|alpha|glass|fade|faded|ghost|"
+    r"\d+\s*%",
+    re.IGNORECASE,
+)
+"""Words that ask for a part to be seen through ("half transparent", "50% opacity")."""
+_OPACITY_ARGUMENTS = ("opacity", "alpha")
+
+
+def changed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that changes a part the request asks for as a new one (a tool that makes
+    nothing, with one argument naming that part, ``update_object(name="post", ...)``) kept
+    to what the request says of it:
+
+    - **its colour**: a colour by name other than the one the request gives the part, where
+      it gives one and no other (the words before the name, "a black cylinder named post"),
+      is sent as that colour. After making them as asked, the 1.5B model recoloured the
+      black post and a brown trunk "lightgrey" (the toolkit's default), a blue ring yellow
+      (its light's colour) and an orange torus red, then yellow (new users' prompts s20/1,
+      s19/2, s19/3, s16/4); a colour the request also gives the part ("make the red box
+      named box blue") or a hex value is left alone;
+    - **see-through**: an ``opacity`` or ``alpha`` below 1 is sent as 1 when nothing the
+      request says of the part asks for it to be seen through (the sun of s16/1, made half
+      transparent);
+    - **another part's point**: a place (``position``, ``location``) that is the point the
+      request gives another part, when it gives this one none, is dropped where the tool
+      does not need it (``set_transform(name="Ball", location=[6, -6, 4])``, the camera's
+      point, s17/4; the same mend as for maker calls).
+
+    A part the request speaks of as one there already ("Make the object named crate
+    orange") is left to the call."""
+    text = _asked(request)
+    names = named_in(text)
+    if not names:
+        return response
+    by_name = {name.lower(): name for name in names}
+    tools = {tool.name: tool for tool in request.tools if tool.creates is None}
+    parts = list(response.parts)
+    for index, part in enumerate(parts):
+        tool = tools.get(part.name) if isinstance(part, ToolCallPart) else None
+        if tool is None or not isinstance(part, ToolCallPart):
+            continue
+        targets = {
+            by_name[value.lower()]
+            for value in part.arguments.values()
+            if isinstance(value, str) and value.lower() in by_name
+        }
+        if len(targets) != 1:
+            continue
+        (name,) = targets
+        if not asked_as_new(text, name):
+            continue
+        arguments = _kept(tool, part.arguments, text, name, names)
+        if arguments != part.arguments and _fits(tool, arguments, part.arguments):
+            logger.info("%s on %r kept as asked: %s", part.name, name, arguments)
+            parts[index] = part.model_copy(update={"arguments": arguments})
+    return response.model_copy(update={"parts": parts}) if parts != response.parts else response
+
+
+def _kept(
+    tool: ToolSpec, arguments: dict[str, Any], text: str, name: str, names: list[str]
+) -> dict[str, Any]:
+    """:func:`changed_as_asked`'s three mends of one call's arguments."""
+    arguments = dict(arguments)
+    said = described(text, name)
+    colour = _asked_colour(head_of(text, name))
+    others = {m.group(2).lower() for m in _COLOUR_WORD.finditer(said)}
+    for key in _COLOUR_ARGUMENTS:
+        value = arguments.get(key)
+        if (
+            colour is not None
+            and len(others) == 1
+            and isinstance(value, str)
+            and not value.strip().startswith("#")
+            and value.strip().lower().replace(" ", "") != colour
+        ):
+            arguments[key] = colour
+    for key in _OPACITY_ARGUMENTS:
+        value = arguments.get(key)
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and value < 1
+            and not _SEE_THROUGH.search(said)
+        ):
+            arguments[key] = 1
+    required = tool.parameters.get("required") or []
+    if not any(_where(said, m) for m in _POINT.finditer(said)):
+        theirs = _points_of_others(text, name, names)
+        for key in _PLACES:
+            if key not in required and any(_same_point(arguments.get(key), p) for p in theirs):
+                del arguments[key]
+    return arguments
