@@ -1,12 +1,14 @@
-"""Which recorded maker calls the local model's mends (``agentsdk_openai.local.as_asked``)
-would change: replayed offline over what earlier runs wrote, with the real three.js, Blender
-and Godot tool schemas, no engine.
+"""Which recorded calls the local model's mends (``agentsdk_openai.local.as_asked``) would
+change, and which would be asked for as the call that makes a part first
+(``agentsdk_openai.local.unmade.premature_part``): replayed offline over what earlier runs
+wrote, with the real three.js, Blender and Godot tool schemas, no engine.
 
 Reads `agentsdk eval` output folders (their ``trajectories/*.json``) and
 ``new_user_prompts.py`` results (``FILE.json`` with its ``--traces`` folder next to it, named
-as the file without ``.json``). Each call is replayed alone, under the request of its run,
-so the mends see what they would have seen at that turn (they read only the newest request
-and the call). Prints each call that would change, before and after, and a count.
+as the file without ``.json``). Each call is replayed under the conversation of its run up
+to it (the request, and the calls before it with their results), so the checks see what
+they would have seen at that turn. Prints each call that would change, before and after,
+each call that would be replaced by one making a part, and a count of each.
 
     uv run --no-sync python benchmarks/replay_as_asked.py EVAL_DIR|RESULTS.json ...
 """
@@ -16,31 +18,53 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agentsdk_blender import BlenderToolkit
 from agentsdk_godot import GodotToolkit
 from agentsdk_openai.local.as_asked import as_asked
+from agentsdk_openai.local.unmade import premature_part
 from agentsdk_threejs import ThreeJSToolkit
 
-from agentsdk import Message, ModelRequest, ModelResponse, ToolCallPart, ToolSpec
+from agentsdk import (
+    Message,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    ToolSpec,
+)
+
+TOOLKITS = {"threejs": ThreeJSToolkit, "blender": BlenderToolkit, "godot": GodotToolkit}
 
 
-def _specs() -> dict[str, ToolSpec]:
-    specs: dict[str, ToolSpec] = {}
-    for toolkit in (ThreeJSToolkit(), BlenderToolkit(), GodotToolkit()):
-        for tool in toolkit.tools():
-            specs[tool.name] = tool.spec()
-    return specs
+@dataclass
+class Run:
+    name: str
+    kit: str | None
+    """The toolkit the run used, when the record says (its task id, or its tools)."""
+    prompt: str
+    calls: list[tuple[ToolCallPart, ToolResultPart | None]]
 
 
-def _calls(source: Path) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
-    """(run, prompt, tool, arguments) for every call a recorded run made."""
+def _specs() -> dict[str, dict[str, ToolSpec]]:
+    return {kit: {t.name: t.spec() for t in toolkit().tools()} for kit, toolkit in TOOLKITS.items()}
+
+
+def _result(call: ToolCallPart, text: str, error: bool) -> ToolResultPart:
+    return ToolResultPart(
+        call_id=call.id, name=call.name, parts=[TextPart(text=text)], is_error=error
+    )
+
+
+def _runs(source: Path) -> Iterator[Run]:
+    """Every recorded run: its request and its calls with their results, in order."""
     if source.is_dir():
         for path in sorted((source / "trajectories").glob("*.json")):
-            run = json.loads(path.read_text())
-            messages = run["messages"]
+            record = json.loads(path.read_text())
+            messages = record["messages"]
             prompt = next(
                 part["text"]
                 for m in messages
@@ -48,21 +72,57 @@ def _calls(source: Path) -> Iterator[tuple[str, str, str, dict[str, Any]]]:
                 for part in m["parts"]
                 if part.get("kind") == "text"
             )
+            results = {
+                part["call_id"]: part
+                for m in messages
+                for part in m["parts"]
+                if part.get("kind") == "tool_result"
+            }
+            calls = []
             for message in messages:
                 for part in message["parts"] if message["role"] == "assistant" else []:
-                    if part.get("kind") == "tool_call":
-                        yield run["task_id"], prompt, part["name"], part["arguments"]
+                    if part.get("kind") != "tool_call":
+                        continue
+                    call = ToolCallPart(
+                        id=part.get("id") or f"c{len(calls)}",
+                        name=part["name"],
+                        arguments=part["arguments"],
+                    )
+                    found = results.get(call.id)
+                    text = " ".join(p.get("text", "") for p in (found or {}).get("parts", []))
+                    error = bool((found or {}).get("is_error"))
+                    calls.append((call, _result(call, text, error) if found else None))
+            task = str(record.get("task_id", ""))
+            yield Run(task, task.split("/")[0] or None, prompt, calls)
         return
     results = json.loads(source.read_text())
     traces = source.with_suffix("")
     for row in results["runs"]:
         mode = "on" if row.get("toolkit_instructions", True) else "off"
         trace = traces / f"p{row['prompt_id']}_{mode}.jsonl"
+        run = Run(f"{source.stem}/p{row['prompt_id']}", row.get("toolkit"), row["prompt"], [])
+        started: dict[str, ToolCallPart] = {}
         for line in trace.read_text().splitlines():
             event = json.loads(line)
             if event["event"] == "ToolCallStarted":
-                run = f"{source.stem}/p{row['prompt_id']}"
-                yield run, row["prompt"], event["name"], event["arguments"]
+                call_id = event.get("call_id") or f"c{len(started)}"
+                call = ToolCallPart(id=call_id, name=event["name"], arguments=event["arguments"])
+                started[call_id] = call
+                run.calls.append((call, None))
+            elif event["event"] == "ToolCallFinished" and event.get("call_id") in started:
+                call = started[event["call_id"]]
+                at = next(i for i, (c, _) in enumerate(run.calls) if c is call)
+                text = event.get("text") or event.get("preview") or ""
+                run.calls[at] = (call, _result(call, text, bool(event.get("is_error"))))
+        yield run
+
+
+def _tools(run: Run, specs: dict[str, dict[str, ToolSpec]]) -> dict[str, ToolSpec]:
+    """The tools of the run's toolkit; without one named, that whose tools it called."""
+    if run.kit in specs:
+        return specs[run.kit]
+    called = {call.name for call, _ in run.calls}
+    return max(specs.values(), key=lambda tools: len(called & set(tools)))
 
 
 def main() -> None:
@@ -70,22 +130,36 @@ def main() -> None:
     parser.add_argument("sources", nargs="+", type=Path)
     args = parser.parse_args()
     specs = _specs()
-    seen = changed = 0
+    seen = changed = premature = 0
     for source in args.sources:
-        for run, prompt, tool, arguments in _calls(source):
-            spec = specs.get(tool)
-            if spec is None or spec.creates is None:
-                continue
-            seen += 1
-            call = ToolCallPart(name=tool, arguments=arguments)
-            request = ModelRequest(messages=[Message.user(prompt)], tools=[spec])
-            (mended,) = as_asked(request, ModelResponse(parts=[call])).tool_calls
-            if mended.arguments != call.arguments:
-                changed += 1
-                print(
-                    f"{run} {tool}\n    {json.dumps(arguments)}\n -> {json.dumps(mended.arguments)}"
-                )
-    print(f"{changed} of {seen} maker calls would change")
+        for run in _runs(source):
+            tools = _tools(run, specs)
+            messages = [Message.user(run.prompt)]
+            asked: set[str] = set()  # the model asks for each part once per run
+            for call, result in run.calls:
+                if call.name in tools:
+                    seen += 1
+                    request = ModelRequest(messages=messages, tools=list(tools.values()))
+                    (mended,) = as_asked(request, ModelResponse(parts=[call])).tool_calls
+                    if mended.arguments != call.arguments:
+                        changed += 1
+                        print(
+                            f"{run.name} {call.name}\n    {json.dumps(call.arguments)}\n"
+                            f" -> {json.dumps(mended.arguments)}"
+                        )
+                    part = premature_part(request, [call])
+                    if part is not None and part.key.lower() not in asked:
+                        asked.add(part.key.lower())
+                        premature += 1
+                        print(
+                            f"{run.name} {call.name} {json.dumps(call.arguments)}\n"
+                            f" -> the call that makes {part.key} first"
+                        )
+                messages.append(Message(role="assistant", parts=[call]))
+                if result is not None:
+                    messages.append(Message(role="tool", parts=[result]))
+    print(f"{changed} of {seen} calls would change")
+    print(f"{premature} of {seen} calls would be asked for as the call that makes a part first")
 
 
 if __name__ == "__main__":
