@@ -459,37 +459,23 @@ def test_a_call_that_needs_a_part_no_call_has_made() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "arguments", "sent"),
+    ("text", "arguments"),
     [
-        # New users' prompts: recoloured to the toolkit's default, or to a light's colour.
-        ("Add a black cylinder named post, radius 0.1 and 2 tall, standing on the ground, "
-         "and a white sphere named lamp of radius 0.3 on top of it.",
-         {"name": "post", "color": "lightgrey"}, {"name": "post", "color": "black"}),
-        ("Put a blue torus named ring at (0, 2, 0), a yellow point light named glow at "
-         "(2, 4, 2), and show me a render of it.",
-         {"name": "ring", "color": "yellow"}, {"name": "ring", "color": "blue"}),
+        # A change of colour or opacity is the call's to make: reverted without a word, the
+        # model sent it again and again (new users' prompts s16/1, s16/4, session 21).
+        ("Add a black cylinder named post, radius 0.1 and 2 tall, standing on the ground.",
+         {"name": "post", "color": "lightgrey"}),
         ("Add a red sphere named sun of radius 1 at (0, 3, 0).",
-         {"name": "sun", "color": "red", "opacity": 0.5}, {"name": "sun", "color": "red",
-                                                           "opacity": 1}),
-        # Left alone: a colour the request also gives, a hex value, see-through asked for,
-        # the right colour, a part the scene has, a call on two parts.
-        ("Add a red box named box, then make it blue.",
-         {"name": "box", "color": "blue"}, None),
-        ("Add a black cylinder named post.", {"name": "post", "color": "#222222"}, None),
-        ("Add a half transparent red sphere named sun.",
-         {"name": "sun", "opacity": 0.5}, None),
-        ("Add a light grey cube named Box.", {"name": "Box", "color": "light grey"}, None),
-        ("Make the object named crate orange.", {"name": "crate", "color": "red"}, None),
+         {"name": "sun", "color": "red", "opacity": 0.5}),
+        # A part the request gives a point of its own may go there.
+        ("Add a red sphere named sun at (0, 3, 0) and a box named plate at (2, 0, 2).",
+         {"name": "sun", "position": [0, 3, 0]}),
     ],
 )  # fmt: skip
-def test_a_change_to_a_new_part_keeps_what_the_request_says_of_it(
-    text: str, arguments: dict[str, Any], sent: dict[str, Any] | None
-) -> None:
+def test_a_change_to_a_new_part_is_the_calls_to_make(text: str, arguments: dict[str, Any]) -> None:
     call = _call("update_object", **arguments)
-    (after,) = as_asked(
-        _ask(text, "add_object", "update_object"), ModelResponse(parts=[call])
-    ).tool_calls
-    assert after.arguments == (arguments if sent is None else sent)
+    request = _ask(text, "add_object", "update_object")
+    assert as_asked(request, ModelResponse(parts=[call])).tool_calls == [call]
 
 
 def test_a_change_does_not_put_a_part_at_another_parts_point() -> None:
@@ -502,7 +488,12 @@ def test_a_change_does_not_put_a_part_at_another_parts_point() -> None:
     call = _call("set_transform", name="Ball", location=[6, -6, 4], scale=[1, 1, 1])
     (after,) = as_asked(request, ModelResponse(parts=[call])).tool_calls
     assert after.arguments == {"name": "Ball", "scale": [1, 1, 1]}
-    # Cam's own point stays; so does a point the request does not give.
+    # Cam's own point stays; so does a point the request does not give, and a call on a
+    # part the request speaks of as there already.
+    there = _ask("Move the sphere named Ball next to the camera named Cam at (6, -6, 4).",
+                 "create_primitive", "set_transform", "place_camera")  # fmt: skip
+    moved = _call("set_transform", name="Ball", location=[6, -6, 4])
+    assert as_asked(there, ModelResponse(parts=[moved])).tool_calls == [moved]
     for arguments in (
         {"name": "Cam", "location": [6, -6, 4]},
         {"name": "Ball", "location": [1, 1, 1]},
