@@ -38,6 +38,7 @@ from agentsdk.tools import SchemaProblem, ToolSpec, compile_schema
 from agentsdk import ModelRequest, ModelResponse, ToolCallPart
 
 from .unmade import (
+    SIDE_NAME,
     as_named,
     asked_as_new,
     described,
@@ -150,11 +151,6 @@ def _asked(request: ModelRequest) -> str:
     return "" if start is None else request.messages[start].text
 
 
-_SIDE_NAME = re.compile(r"^([a-z]+)_name$", re.IGNORECASE)
-"""An argument that names a thing a call makes on the way, other than the one it is for
-(``root_name`` of Godot's ``create_scene``: the scene's root node)."""
-
-
 def side_name_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
     """Each call without a name the request gives another part, in an argument that names
     something the call makes on the way (``root_name``), when the argument is optional and
@@ -178,7 +174,7 @@ def side_name_as_asked(request: ModelRequest, response: ModelResponse) -> ModelR
         dropped = [
             key
             for key, value in part.arguments.items()
-            if (found := _SIDE_NAME.match(key)) is not None
+            if (found := SIDE_NAME.match(key)) is not None
             and key != tool.creates
             and key not in required
             and isinstance(value, str)

@@ -53,6 +53,7 @@ from agentsdk import ModelRequest, ToolCallPart
 
 __all__ = [
     "OUTPUT_STEPS",
+    "SIDE_NAME",
     "Part",
     "another_kind_unmade",
     "as_named",
@@ -531,9 +532,10 @@ def asked_as_new(text: str, name: str) -> bool:
     return determiner not in _DEFINITE_WORDS and not _THERE.search(head)
 
 
-_GIVES_A_NAME = re.compile(r"^[a-z]+_names?$", re.IGNORECASE)
-"""Arguments that name a new thing the call makes on the way (``root_name`` of Godot's
-``create_scene``, a ``new_name``), rather than one it works on."""
+SIDE_NAME = re.compile(r"^([a-z]+)_names?$", re.IGNORECASE)
+"""Arguments that name a new thing a call makes on the way (``root_name`` of Godot's
+``create_scene``, a ``new_name``), rather than the one it works on or makes; the group is
+that thing ("root")."""
 
 
 def _strings(value: object) -> list[str]:
@@ -578,7 +580,7 @@ def premature_part(request: ModelRequest, calls: list[ToolCallPart]) -> Part | N
         if call.name in makers:
             continue
         for key, value in call.arguments.items():
-            if _GIVES_A_NAME.match(key):
+            if SIDE_NAME.match(key):
                 continue
             for said in _strings(value):
                 name = unmade.get(said.strip().lower())
