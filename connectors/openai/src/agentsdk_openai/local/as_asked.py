@@ -120,16 +120,30 @@ def _mend(
     the call did not, is kept as the model wrote it."""
     makers = {tool.name: tool for tool in request.tools if tool.creates is not None}
     names = {name.lower(): name for name in named_in(_asked(request))}
+
+    def made(tool: ToolSpec, call: ToolCallPart) -> dict[str, Any] | None:
+        assert tool.creates is not None
+        value = call.arguments.get(tool.creates)
+        value = value if isinstance(value, str) else None
+        return mend(_Made(tool, call, tool.creates, value, names.get((value or "").lower())))
+
+    return _mend_calls(response, makers, made)
+
+
+def _mend_calls(
+    response: ModelResponse,
+    tools: dict[str, ToolSpec],
+    mend: Callable[[ToolSpec, ToolCallPart], dict[str, Any] | None],
+) -> ModelResponse:
+    """Apply ``mend`` (new arguments, or None to keep the call) to every call to one of
+    ``tools`` (by name); a mended call that would fail the tool's schema, where the call
+    did not, is kept as the model wrote it."""
     parts = list(response.parts)
     for index, part in enumerate(parts):
-        if not isinstance(part, ToolCallPart) or part.name not in makers:
+        tool = tools.get(part.name) if isinstance(part, ToolCallPart) else None
+        if tool is None or not isinstance(part, ToolCallPart):
             continue
-        tool = makers[part.name]
-        assert tool.creates is not None
-        value = part.arguments.get(tool.creates)
-        value = value if isinstance(value, str) else None
-        made = _Made(tool, part, tool.creates, value, names.get((value or "").lower()))
-        arguments = mend(made)
+        arguments = mend(tool, part)
         if arguments is not None and _fits(tool, arguments, part.arguments):
             parts[index] = part.model_copy(update={"arguments": arguments})
     return response.model_copy(update={"parts": parts}) if parts != response.parts else response
@@ -164,16 +178,12 @@ def side_name_as_asked(request: ModelRequest, response: ModelResponse) -> ModelR
     names = {name.lower(): name for name in named_in(text)}
     if not names:
         return response
-    tools = {tool.name: tool for tool in request.tools}
-    parts = list(response.parts)
-    for index, part in enumerate(parts):
-        tool = tools.get(part.name) if isinstance(part, ToolCallPart) else None
-        if tool is None or not isinstance(part, ToolCallPart):
-            continue
+
+    def mend(tool: ToolSpec, call: ToolCallPart) -> dict[str, Any] | None:
         required = tool.parameters.get("required") or []
         dropped = [
             key
-            for key, value in part.arguments.items()
+            for key, value in call.arguments.items()
             if (found := SIDE_NAME.match(key)) is not None
             and key != tool.creates
             and key not in required
@@ -181,11 +191,12 @@ def side_name_as_asked(request: ModelRequest, response: ModelResponse) -> ModelR
             and (name := names.get(value.lower())) is not None
             and not _names_the(found.group(1), tool.name, head_of(text, name))
         ]
-        arguments = {key: v for key, v in part.arguments.items() if key not in dropped}
-        if dropped and _fits(tool, arguments, part.arguments):
-            logger.info("%s gave %s a name the request gives another part", part.name, dropped)
-            parts[index] = part.model_copy(update={"arguments": arguments})
-    return response.model_copy(update={"parts": parts}) if parts != response.parts else response
+        if not dropped:
+            return None
+        logger.info("%s gave %s a name the request gives another part", call.name, dropped)
+        return {key: v for key, v in call.arguments.items() if key not in dropped}
+
+    return _mend_calls(response, {tool.name: tool for tool in request.tools}, mend)
 
 
 def _names_the(thing: str, tool: str, head: str) -> bool:
@@ -300,8 +311,7 @@ def placed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
             (key for key in _PLACES if key in (tool.parameters.get("properties") or {})), None
         )
         if not found and slot is not None and slot not in (tool.parameters.get("required") or []):
-            theirs = _points_of_others(text, made.name, names)
-            if any(_same_point(arguments.get(slot), point) for point in theirs):
+            if _at_others_point(arguments.get(slot), text, made.name, names):
                 # The point the request gives another part (a sphere put at the camera's
                 # (6, -6, 4), s17/4): where the request puts this one, it does not say.
                 logger.info(
@@ -362,6 +372,11 @@ def _points_of_others(text: str, name: str, names: list[str]) -> list[list[float
             said = described(text, other)
             points += [_numbers(m) for m in _POINT.finditer(said) if _where(said, m)]
     return points
+
+
+def _at_others_point(value: object, text: str, name: str, names: list[str]) -> bool:
+    """Whether ``value`` is the point the request gives a part other than ``name``."""
+    return any(_same_point(value, point) for point in _points_of_others(text, name, names))
 
 
 def _says(arguments: dict[str, Any], what: re.Pattern[str]) -> bool:
@@ -511,33 +526,31 @@ def changed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
     if not names:
         return response
     by_name = {name.lower(): name for name in names}
-    tools = {tool.name: tool for tool in request.tools if tool.creates is None}
-    parts = list(response.parts)
-    for index, part in enumerate(parts):
-        tool = tools.get(part.name) if isinstance(part, ToolCallPart) else None
-        if tool is None or not isinstance(part, ToolCallPart):
-            continue
+
+    def mend(tool: ToolSpec, call: ToolCallPart) -> dict[str, Any] | None:
         targets = {
             by_name[value.lower()]
-            for value in part.arguments.values()
+            for value in call.arguments.values()
             if isinstance(value, str) and value.lower() in by_name
         }
         if len(targets) != 1:
-            continue
+            return None
         (name,) = targets
         said = described(text, name)
         if not asked_as_new(text, name) or any(_where(said, m) for m in _POINT.finditer(said)):
-            continue
+            return None
         required = tool.parameters.get("required") or []
-        theirs = _points_of_others(text, name, names)
         arguments = {
             key: value
-            for key, value in part.arguments.items()
+            for key, value in call.arguments.items()
             if key not in _PLACES
             or key in required
-            or not any(_same_point(value, point) for point in theirs)
+            or not _at_others_point(value, text, name, names)
         }
-        if arguments != part.arguments and _fits(tool, arguments, part.arguments):
-            logger.info("%s puts %r at another part's point; dropped", part.name, name)
-            parts[index] = part.model_copy(update={"arguments": arguments})
-    return response.model_copy(update={"parts": parts}) if parts != response.parts else response
+        if arguments == call.arguments:
+            return None
+        logger.info("%s puts %r at another part's point; dropped", call.name, name)
+        return arguments
+
+    makes_nothing = {tool.name: tool for tool in request.tools if tool.creates is None}
+    return _mend_calls(response, makes_nothing, mend)

@@ -169,9 +169,11 @@ def _steps(text: str, tools: list[str]) -> list[tuple[str, re.Match[str]]]:
     return sorted(found, key=lambda item: item[1].start())
 
 
-_DEFINITE = re.compile(
-    r"\b(?:the|this|that|these|those|its|their|my|your|our|each|every)\s+$", re.IGNORECASE
+_DEFINITE_WORDS = frozenset(
+    "the this that these those its their his her my your our each every".split()
 )
+"""Determiners that point at a thing already there."""
+_DEFINITE = re.compile(rf"\b(?:{'|'.join(sorted(_DEFINITE_WORDS))})\s+$", re.IGNORECASE)
 """Words before a step's noun that point at one already there ("The render from the scene
 camera shows nothing" describes the scene; "Take a screenshot" asks for one)."""
 
@@ -487,21 +489,23 @@ def another_kind_unmade(request: ModelRequest, calls: list[ToolCallPart]) -> Par
     text = request.messages[start].text
     unmade = {name.lower(): name for name in unmade_names(request)}
     for call in calls:
-        key = makers.get(call.name)
-        value = call.arguments.get(key) if key is not None else None
-        name = unmade.get(value.lower()) if isinstance(value, str) else None
+        name = _missing_made(call, makers, unmade)
         if name is not None and makes_another_kind(text, name, call):
             return Part("name", name, asked_for(text, name))
     return None
 
 
+def _missing_made(call: ToolCallPart, makers: dict[str, str], unmade: dict[str, str]) -> str | None:
+    """The missing name (``unmade``: lowercased -> as given) that ``call`` makes, when it
+    goes to one of the ``makers`` (tool -> the argument naming what it makes); else None."""
+    key = makers.get(call.name)
+    value = call.arguments.get(key) if key is not None else None
+    return unmade.get(value.lower()) if isinstance(value, str) else None
+
+
+_INDEFINITE_WORDS = frozenset("a an some one two three four five six seven eight nine ten".split())
 _DETERMINER = re.compile(
-    r"\b(?:a|an|the|this|that|these|those|its|their|his|her|my|your|our|some|each|every|"
-    r"one|two|three|four|five|six|seven|eight|nine|ten|\d+)\b",
-    re.IGNORECASE,
-)
-_DEFINITE_WORDS = frozenset(
-    "the this that these those its their his her my your our each every".split()
+    rf"\b(?:{'|'.join(sorted(_DEFINITE_WORDS | _INDEFINITE_WORDS))}|\d+)\b", re.IGNORECASE
 )
 _THERE = re.compile(
     r"\b(?:there\s+(?:is|are|was|were)|there's|has|have|had|contains?|holds?|shows?)\b",
@@ -570,11 +574,8 @@ def premature_part(request: ModelRequest, calls: list[ToolCallPart]) -> Part | N
     if not unmade or start is None:
         return None
     makers = {tool.name: tool.creates for tool in request.tools if tool.creates is not None}
-    for call in calls:
-        key = makers.get(call.name)
-        value = call.arguments.get(key) if key is not None else None
-        if isinstance(value, str) and value.lower() in unmade:
-            return None
+    if any(_missing_made(call, makers, unmade) is not None for call in calls):
+        return None
     text = request.messages[start].text
     for call in calls:
         if call.name in makers:
