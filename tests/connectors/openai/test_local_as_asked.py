@@ -207,8 +207,19 @@ GODOT = {"scene": "res://main.tscn", "type": "MeshInstance"}
         # A mesh or a colour set its own way among Godot's properties: a second one would
         # clash (add_node refuses a shape whose mesh differs from the one given).
         ("Build a main scene with a yellow box named Block.",
+         _call("add_node", name="Block", properties={"mesh": "SphereMesh()"}, **GODOT),
+         {"color": "yellow"}),
+        ("Add a yellow box named Block whose mesh is res://Block.mesh.",
          _call("add_node", name="Block", properties={"mesh": "res://Block.mesh"}, **GODOT),
          {"color": "yellow"}),
+        # ... but a file the request does not name is made up (five new users' prompts:
+        # "res://Crate.mesh", "res://cube/cube"): it says no shape.
+        ("Build a main scene with a yellow box named Block.",
+         _call("add_node", name="Block", properties={"mesh": "res://Block.mesh"}, **GODOT),
+         {"shape": "box", "color": "yellow"}),
+        ("Make a main scene with a red cube named Target at the origin.",
+         _call("add_node", name="Target", properties={"mesh": '"res://cube/cube"',
+               "albedo_color": "Color( 1, 0, 0, 1 )"}, **GODOT), {"shape": "box"}),
         ("Build a main scene with a yellow box named Block.",
          _call("add_node", name="Block", properties={"albedo_color": "Color( 1, 1, 0, 1 )"},
                **GODOT), {"shape": "box"}),

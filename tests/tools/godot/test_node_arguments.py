@@ -5,7 +5,7 @@ by their own properties; what a class cannot take adds nothing and leaves the fi
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from agentsdk_godot import Constructor, GodotEngine, GodotToolkit, SubResource
@@ -29,6 +29,21 @@ async def add(toolkit: GodotToolkit, **args: object) -> ToolOutcome:
     done = await call(toolkit, "add_node", scene=SCENE, **args)
     assert not done.is_error, done.text
     return done
+
+
+def refuser(toolkit: GodotToolkit, **fixed: object) -> Callable[..., Awaitable[str]]:
+    """An add_node caller that asserts the call is refused, adds nothing and leaves the
+    scene file as it is now; it returns the refusal."""
+    before = toolkit.project.file(SCENE).read_bytes()
+
+    async def refused(**args: object) -> str:
+        done = await call(toolkit, "add_node", scene=SCENE, **fixed, **args)
+        assert done.is_error, done.text
+        assert "Nothing was added." in done.text
+        assert toolkit.project.file(SCENE).read_bytes() == before
+        return done.text
+
+    return refused
 
 
 def material_colour(toolkit: GodotToolkit, node: str) -> object:
@@ -211,15 +226,7 @@ async def test_position_as_a_property_is_where_the_class_keeps_it(toolkit: Godot
 
 async def test_what_a_class_cannot_take_adds_nothing(toolkit: GodotToolkit) -> None:
     await add(toolkit, name="Box", type="MeshInstance", shape="box")
-    before = toolkit.project.file(SCENE).read_bytes()
-
-    async def refused(**args: object) -> str:
-        done = await call(toolkit, "add_node", scene=SCENE, name="New", **args)
-        assert done.is_error, done.text
-        assert "Nothing was added." in done.text
-        assert toolkit.project.file(SCENE).read_bytes() == before
-        return done.text
-
+    refused = refuser(toolkit, name="New")
     head = 'add_node(scene="res://main.tscn", name="New"'
     label = await refused(type="Label", shape="sphere", size=[1, 1, 1])
     assert label == (
@@ -262,3 +269,79 @@ async def test_what_a_class_cannot_take_adds_nothing(toolkit: GodotToolkit) -> N
     assert "shape is one of box, sphere, cylinder, cone, capsule, plane, not 'pyramid'." in unknown
     bad = await refused(type="MeshInstance", shape="sphere", color="reddish")
     assert "no colour named 'reddish'" in bad and "To add New without color: " in bad
+
+
+async def test_what_small_models_write_among_properties_is_read_as_meant(
+    toolkit: GodotToolkit,
+) -> None:
+    # New users' prompts s16/7, s17/9 and s18/7: the 1.5B model wrote files the project does
+    # not have for mesh and material, and the shape and size among properties, then sent the
+    # same call again after every refusal.
+    crate = await add(
+        toolkit, name="Crate", type="MeshInstance", parent=".", rest_on="ground",
+        properties={"mesh": "res://Crate.mesh", "material": "res://Crate.material",
+                    "albedo_color": "Color( 1, 0, 0, 1 )", "size": "Vector3( 2, 2, 2 )",
+                    "shape": "box"},
+    )  # fmt: skip
+    assert "properties['shape'] was read as shape" in crate.text, crate.text
+    assert "no file res://Crate.mesh: the mesh is a new box made by shape" in crate.text
+    assert "no file res://Crate.material: material left out" in crate.text
+    block = await add(
+        toolkit, name="Block", type="MeshInstance", position=[4, 0, 0], rest_on="ground",
+        properties={"mesh": "res://Block.mesh", "albedo_color": "Color( 1, 1, 0, 1 )",
+                    "size": "[1, 3, 1]"},
+    )  # fmt: skip
+    assert "no file res://Block.mesh: the mesh is a box made by size" in block.text, block.text
+    ball = await add(
+        toolkit, name="Ball", type="MeshInstance", position=[-4, 1, 0], color="blue",
+        properties={"mesh": '"res://models/ball.mesh"', "material_override": "res://blue.tres",
+                    "shape": "Sphere"}, shape="ball",
+    )  # fmt: skip
+    assert "mesh = SphereMesh()" in ball.text and "no file res://blue.tres" in ball.text
+
+    doc = toolkit.project.read_scene(SCENE)
+    assert doc.ext_resources == []  # no reference to a file that is not there
+    assert material_colour(toolkit, "Crate") == Constructor("Color", (1, 0, 0, 1))
+    assert material_colour(toolkit, "Block") == Constructor("Color", (1, 1, 0, 1))
+    assert material_colour(toolkit, "Ball") == Constructor("Color", (0, 0, 1, 1))
+    m = await toolkit.measurements(SCENE)
+    assert m.bounded("Crate").size == pytest.approx((2, 2, 2), abs=1e-4)
+    assert m.bounded("Crate").centre == pytest.approx((0, 1, 0), abs=1e-3)  # on the ground
+    assert m.bounded("Block").size == pytest.approx((1, 3, 1), abs=1e-4)
+    assert m.bounded("Block").centre == pytest.approx((4, 1.5, 0), abs=1e-3)
+    assert m.bounded("Ball").size == pytest.approx((2, 2, 2), abs=0.01)  # a default SphereMesh
+
+
+async def test_a_missing_file_with_nothing_in_its_place_adds_nothing(
+    toolkit: GodotToolkit,
+) -> None:
+    refused = refuser(toolkit, type="MeshInstance")
+    head = 'add_node(scene="res://main.tscn", name="Player", type="MeshInstance", parent="."'
+    player = await refused(name="Player", properties={"mesh": "res://cube/cube", "color": "blue"})
+    assert player == (
+        "the project has no file res://cube/cube for mesh; shape makes a new mesh (box, "
+        "sphere, cylinder, cone, capsule, plane). Nothing was added. To add Player as a box: "
+        f'{head}, properties={{"color": "blue"}}, shape="box")'
+    ), player
+    # the shape the path names is the one offered
+    pin = await refused(name="Pin", properties={"mesh": "res://shapes/Cylinder.mesh"})
+    assert pin.endswith('parent=".", shape="cylinder")'), pin
+    # a material with no colour to stand in for it
+    plain = await refused(name="Plain", shape="box", properties={"material": "res://x.material"})
+    assert plain.startswith("the project has no file res://x.material for material."), plain
+    assert plain.endswith('parent=".", shape="box")'), plain
+    # two shapes that differ
+    twice = await refused(name="Odd", shape="box", properties={"shape": "sphere"})
+    assert twice.startswith("shape and properties['shape'] = 'sphere' both set"), twice
+    assert twice.endswith('parent=".", shape="box")'), twice
+
+    # a file the project has is not made up: kept, so it clashes with the shape as before
+    toolkit.project.file("res://crate.tres").write_text('[gd_resource type="CubeMesh" format=2]\n')
+    kept = await refused(name="Kept", shape="box", properties={"mesh": "res://crate.tres"})
+    assert "both set the node's mesh" in kept, kept
+
+    # the offered call adds the node
+    done = await add(toolkit, name="Player", type="MeshInstance", shape="box",
+                     properties={"color": "blue"})  # fmt: skip
+    assert "mesh = CubeMesh()" in done.text
+    assert material_colour(toolkit, "Player") == Constructor("Color", (0, 0, 1, 1))

@@ -20,12 +20,18 @@ Ball", the 1.5B model added a MeshInstance with a size and nothing else, a white
 
 What a class cannot take (a shape on a Label, a colour on a Camera, ``[x, y]`` for a 3D node) is
 an `ArgumentRefused` saying what it can take; the tool adds nothing then.
+
+`read_misplaced` reads what small models write among ``properties`` instead: a ``shape`` there
+is the argument, and a ``mesh`` or ``material`` that names a ``res://`` file the project does
+not have gives way to the shape, size or colour the same call gives (see its docstring).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentsdk_godot.rest import flat_node
@@ -36,12 +42,14 @@ from agentsdk_godot.variant import Constructor, format_variant
 from agentsdk_godot.versions import GodotDialect
 
 __all__ = [
+    "COLOUR_NAMES",
     "MATERIAL_COLOUR",
     "PLACING",
     "SHAPES",
     "ArgumentRefused",
     "NodeArguments",
     "add_node_call",
+    "read_misplaced",
 ]
 
 MATERIAL_COLOUR = "material_override/albedo_color"
@@ -57,6 +65,8 @@ SHAPES: dict[str, tuple[str, dict[str, str]]] = {
 """shape -> (mesh class in Godot 3 names, fields of that mesh the shape sets)."""
 
 _SHAPE_WORDS = {"cube": "box", "ball": "sphere"}
+COLOUR_NAMES = frozenset({"color", "colour", "albedo", "albedo_color", "albedo_colour"})
+"""Names a model gives a mesh node's colour as if it were the node's own property."""
 _FONT_COLOURS = ("custom_colors/font_color", "theme_override_colors/font_color")
 _OWN_COLOURS = ("light_color", *_FONT_COLOURS, "color", "modulate")
 """Colour properties `color` sets, in the order chosen when a class has several."""
@@ -114,9 +124,8 @@ class NodeArguments:
 
     def __post_init__(self) -> None:
         if self.shape is not None:
-            word = self.shape.strip().lower().removesuffix("()").removesuffix("mesh").strip()
-            word = _SHAPE_WORDS.get(word, word)
-            if word not in SHAPES:
+            word = _shape_word(self.shape)
+            if word is None:
                 raise ArgumentRefused(
                     "shape", f"shape is one of {', '.join(SHAPES)}, not {self.shape!r}.", None
                 )
@@ -181,6 +190,85 @@ class NodeArguments:
         if catalog.is_a(cls, dialect.class_name("Spatial")):
             raise ArgumentRefused("shape", reason, {"type": mesh_node}, f"as a {mesh_node}")
         raise ArgumentRefused("shape", reason, {"shape": None, "size": None})
+
+
+def _shape_word(said: str) -> str | None:
+    """The shape a model means by "box", "Sphere", "CubeMesh()" or "ball", or None."""
+    word = said.strip().lower().removesuffix("()").removesuffix("mesh").strip()
+    word = _SHAPE_WORDS.get(word, word)
+    return word if word in SHAPES else None
+
+
+_RESOURCE_PATH = re.compile(r'\s*"?(res://[^"]*?)"?\s*')
+_PATH_WORD = re.compile(r"[a-z]+")
+
+
+def read_misplaced(
+    properties: dict[str, str],
+    shape: str | None,
+    size: object,
+    color: str | None,
+    exists: Callable[[str], bool],
+) -> tuple[dict[str, str], str | None, list[str]]:
+    """add_node's ``properties`` and ``shape`` as meant, and a note for each change: what
+    small models write among ``properties``, read as the call's own arguments.
+
+    - ``properties["shape"]`` naming one of the shapes is the ``shape`` argument (when the
+      call gives none; the same shape given twice is given once);
+    - a ``mesh`` naming a ``res://`` file the project does not have ("res://Crate.mesh") is
+      left out when the call gives a shape or a size (which makes a box; ``size`` among
+      properties too): the mesh is the one they make;
+    - a ``material`` (``material_override``, ...) naming such a file is left out when the
+      call gives a colour (``color``, or ``albedo_color`` among properties): the colour is
+      set on a new material.
+
+    A missing file with nothing to stand in for it is an ArgumentRefused offering the call
+    without it (a mesh: with the shape the path names, else a box). The 1.5B model wrote
+    ``{"mesh": "res://Crate.mesh", "material": "res://Crate.material", "albedo_color": ...,
+    "shape": "box"}`` on five new users' prompts, and sent it again after each refusal."""
+    properties = dict(properties)
+    notes: list[str] = []
+    said = properties.get("shape")
+    if said is not None and _shape_word(said) is not None:
+        if shape is None:
+            shape = properties.pop("shape")
+            notes.append("properties['shape'] was read as shape")
+        elif _shape_word(shape) == _shape_word(said):
+            del properties["shape"]  # the same shape twice
+        else:
+            raise _twice("shape", "shape", said)
+    coloured = color is not None or any(k.strip().lower() in COLOUR_NAMES for k in properties)
+    missing = {}
+    for key, value in properties.items():
+        found = _RESOURCE_PATH.fullmatch(value)
+        if found is not None and not exists(found.group(1)):
+            missing[key] = found.group(1)
+    without = {k: v for k, v in properties.items() if k not in missing}
+    sized = size is not None or "size" in properties  # add_node reads the latter as size
+    for key, path in missing.items():
+        if key == "mesh" and (shape is not None or sized):
+            made = f"a new {_shape_word(shape)} made by shape" if shape else "a box made by size"
+            notes.append(f"no file {path}: the mesh is {made}")
+        elif "material" in key.lower() and coloured:
+            notes.append(f"no file {path}: {key} left out, the colour is set on a new material")
+        elif key == "mesh":
+            words = [_shape_word(w) for w in _PATH_WORD.findall(path.lower())]
+            guess = next((w for w in words if w is not None), "box")
+            raise ArgumentRefused(
+                "mesh",
+                f"the project has no file {path} for mesh; shape makes a new mesh "
+                f"({', '.join(SHAPES)}).",
+                {"properties": without, "shape": guess},
+                f"as a {guess}",
+            )
+        else:
+            raise ArgumentRefused(
+                key,
+                f"the project has no file {path} for {key}.",
+                {"properties": without},
+                f"without {key}",
+            )
+    return without, shape, notes
 
 
 def _twice(argument: str, key: str, value: str) -> ArgumentRefused:

@@ -12,11 +12,13 @@ from agentsdk import ToolError, tool
 from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.engine import HarnessJob
 from agentsdk_godot.node_arguments import (
+    COLOUR_NAMES,
     MATERIAL_COLOUR,
     PLACING,
     ArgumentRefused,
     NodeArguments,
     add_node_call,
+    read_misplaced,
 )
 from agentsdk_godot.project import ProjectPathError
 from agentsdk_godot.properties import PropertyWriter, literal
@@ -44,10 +46,6 @@ from agentsdk_godot.toolkit_base import (
 from agentsdk_godot.variant import Constructor, ExtResource, VariantSyntaxError, format_variant
 
 __all__ = ["AuthoringTools", "literal"]
-
-
-_COLOUR_NAMES = frozenset({"color", "colour", "albedo", "albedo_color", "albedo_colour"})
-"""Names a model gives a mesh node's colour as if it were the node's own property."""
 
 
 def _node_or_none(doc: SceneFile, path: str) -> NodeEntry | None:
@@ -236,6 +234,16 @@ class AuthoringTools(GodotToolkitBase):
             return add_node_call({**asked, **changes})
 
         try:
+            properties, shape, misread = read_misplaced(
+                properties, shape, size, color, self._has_file
+            )
+        except ArgumentRefused as err:
+            if err.drop is not None:
+                err.instead = {"properties": {k: v for k, v in original.items() if k != err.drop}}
+            raise _refused(err, name, again(**(err.instead or {}))) from None
+        original = dict(properties)
+
+        try:
             typed = NodeArguments(shape, color, position)
         except ArgumentRefused as err:
             raise _refused(err, name, None) from None
@@ -308,6 +316,7 @@ class AuthoringTools(GodotToolkitBase):
                     ) from None
                 stored.append(f"{key} = {value}")
             stored += [_read_as(said, key) for said, key in meant.items() if key != said]
+            stored += misread
             if wanted is not None:
                 sized = await resize(writer, node, wanted)
                 clash = [f for f in sized if f.split(" = ")[0] in properties and f not in stored]
@@ -325,6 +334,12 @@ class AuthoringTools(GodotToolkitBase):
             scene, doc, node, _made(detail, writer), rest_on, placed, measure=wanted is not None
         )
 
+    def _has_file(self, path: str) -> bool:
+        try:
+            return self.project.file(path).is_file()
+        except ProjectPathError:
+            return False
+
     def _meant_property(self, cls: str | None, name: str, script: str | None = None) -> str:
         """``name``, or the property it stands for on this class. A mesh node has no colour of
         its own, so "color" (the 1.5B model's first guess, again after the error said where
@@ -336,7 +351,7 @@ class AuthoringTools(GodotToolkitBase):
         if known is None or name in known:
             return name
         said = name.strip().lower()
-        if said in _COLOUR_NAMES and "material_override" in known:
+        if said in COLOUR_NAMES and "material_override" in known:
             return MATERIAL_COLOUR
         if said == "position":
             return next((p for p in ("translation", "rect_position") if p in known), name)

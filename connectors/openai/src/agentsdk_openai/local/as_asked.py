@@ -430,6 +430,22 @@ _MESH = re.compile(r"mesh", re.IGNORECASE)
 """A call that sets a mesh its own way (Godot's ``properties: {"mesh": "CubeMesh()"}``)
 has its shape: a second one could only clash with it."""
 _COLOURED = re.compile(r"colou?r|albedo|material", re.IGNORECASE)
+_FILE = re.compile(r'\s*"?([a-z]+://\S+?)"?\s*', re.IGNORECASE)
+"""A value naming a file (``res://Crate.mesh``)."""
+
+
+def _unsaid_files(arguments: dict[str, Any], text: str) -> dict[str, Any]:
+    """``arguments`` without the entries of a dict argument whose value names a file the
+    request does not name: a made-up ``"mesh": "res://Crate.mesh"`` says no shape."""
+
+    def said(value: object) -> bool:
+        found = _FILE.fullmatch(value) if isinstance(value, str) else None
+        return found is None or found.group(1).lower() in text.lower()
+
+    return {
+        key: {k: v for k, v in value.items() if said(v)} if isinstance(value, dict) else value
+        for key, value in arguments.items()
+    }
 
 
 def _one(found: list[str]) -> str | None:
@@ -467,7 +483,9 @@ def looks_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
     - the colour, when the call has no colour argument (one it gives is kept).
 
     Neither where the call says it its own way (a ``mesh``, an ``albedo_color`` or a
-    ``material`` among Godot's ``properties``).
+    ``material`` among Godot's ``properties``); a ``mesh`` naming a file the request does
+    not name (``res://Crate.mesh``, which the project does not have) says no shape, and the
+    toolkit leaves such a file out when the call gives a shape.
 
     On new users' prompts the 1.5B model sent Godot's ``add_node`` with neither shape nor
     colour in 18 of 18 calls for a named shape (white boxes for "a red sphere named Ball"),
@@ -490,7 +508,9 @@ def looks_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
             shapes
             and key is not None
             and str(arguments.get(key, "")).lower() not in shapes
-            and not _says({k: v for k, v in arguments.items() if k != key}, _MESH)
+            and not _says(
+                _unsaid_files({k: v for k, v in arguments.items() if k != key}, text), _MESH
+            )
         ):
             allowed = _values(properties[key])
             shape = next((s for s in shapes if s in allowed), None)
