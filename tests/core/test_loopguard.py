@@ -175,3 +175,72 @@ async def test_the_turn_before_the_last_strike_asks_for_the_answer() -> None:
             "look at it"
         )  # type: ignore[arg-type]
     assert "none" not in choices
+
+
+def _donut() -> tuple[object, object]:
+    """Two tools whose results show the whole scene, as the 3D toolkits' do."""
+    scene = {"colour": "grey", "light": "none"}
+
+    def shown() -> str:
+        return f"donut {scene['colour']}, light {scene['light']}"
+
+    @tool
+    def recolour(colour: str) -> str:
+        """Recolour the donut.
+
+        Args:
+            colour: A colour name.
+        """
+        scene["colour"] = colour
+        return "recoloured. " + shown()
+
+    @tool
+    def add_light(colour: str) -> str:
+        """Add the light, or replace it.
+
+        Args:
+            colour: A colour name.
+        """
+        scene["light"] = colour
+        return "light set. " + shown()
+
+    return recolour, add_light
+
+
+def _recolour(colour: str) -> ToolCallPart:
+    return ToolCallPart(name="recolour", arguments={"colour": colour})
+
+
+def _light(colour: str) -> ToolCallPart:
+    return ToolCallPart(name="add_light", arguments={"colour": colour})
+
+
+async def test_going_back_and_forth_between_calls_that_change_nothing_is_a_loop() -> None:
+    # New users' prompt s16/4: update_object and add_light in turn, each with the result it
+    # had the first time, until the run used all its turns.
+    recolour, add_light = _donut()
+    steps = [_recolour("orange"), _light("yellow")] * 5
+    model = ScriptedModel(steps)
+    with pytest.raises(LoopDetected, match="as your previous turn did") as info:
+        await Agent(model, tools=[recolour, add_light], max_turns=12).run("an orange donut")
+    assert info.value.result is not None and info.value.result.turns == 7
+    results = [m.tool_results[0] for m in model.requests[-1].messages if m.tool_results]
+    # the first three calls are new, the fourth a first revisit; then back and forth
+    assert [r.is_error for r in results] == [False, False, False, False, True, True]
+    assert results[4].text.startswith(
+        "Loop detected: you called recolour with exactly these arguments before and got "
+        "exactly the same result, as your previous turn did"
+    )
+    assert results[4].text.endswith("recoloured. donut orange, light yellow")
+    assert model.requests[6].settings.tool_choice == "none"  # the last word was offered
+
+
+async def test_going_back_and_forth_while_the_results_change_is_progress() -> None:
+    recolour, add_light = _donut()
+    colours = ["red", "green", "blue", "white"]
+    steps: list[object] = [c for colour in colours for c in (_recolour(colour), _light(colour))]
+    # back to a scene seen before (blue on blue) once, then on: a single revisit passes
+    steps += [_recolour("blue"), _light("blue"), _recolour("pink"), "done"]
+    result = await Agent(ScriptedModel(steps), tools=[recolour, add_light], max_turns=20).run("x")
+    assert result.output == "done"
+    assert not any(r.is_error for m in result.messages for r in m.tool_results)

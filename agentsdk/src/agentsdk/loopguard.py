@@ -11,6 +11,12 @@ existing step boundary (after the tools ran):
   (that call may have changed the world: a delete before a rebuild), so a call whose
   result changed — the next page, a counter, a render after an edit — and a call
   repeated after another successful action both pass untouched;
+* going back and forth is a loop too: a turn whose calls all succeed with a result seen
+  before in the run, for the same call, right after a turn that did the same (A B A B,
+  each with the result it had the first time: the 1.5B model recoloured a torus and
+  re-added its light in turn until the run used all its turns). The scene looks the same
+  after each such turn, so the pair of turns changed nothing; a single revisit (a look
+  again after an undo) passes;
 * a tool error identical to the same tool's previous error gets a note that says so;
 * after ``max_strikes - 1`` such turns in a row the next turn offers no tools
   (``tool_choice="none"``): the model has the notes in view and gives its final answer,
@@ -62,6 +68,8 @@ class LoopGuard:
     """Ask for the final answer, with no tools offered, on the turn before the last strike."""
     _previous: dict[str, str] = field(default_factory=dict)  # signature -> its result's print
     _errors: dict[str, str] = field(default_factory=dict)  # tool -> its last error's print
+    _seen: set[str] = field(default_factory=set)  # every call and result of the run, printed
+    _revisited: bool = False  # the last turn only repeated calls and results seen before
     _strikes: int = 0
     _reason: str = ""
 
@@ -74,6 +82,8 @@ class LoopGuard:
         return {
             "previous": dict(self._previous),
             "errors": dict(self._errors),
+            "seen": sorted(self._seen),
+            "revisited": self._revisited,
             "strikes": self._strikes,
             "reason": self._reason,
         }
@@ -85,6 +95,8 @@ class LoopGuard:
             last_word=self.last_word,
             _previous=dict(snapshot.get("previous", {})),
             _errors=dict(snapshot.get("errors", {})),
+            _seen=set(snapshot.get("seen", [])),
+            _revisited=bool(snapshot.get("revisited", False)),
             _strikes=int(snapshot.get("strikes", 0)),
             _reason=str(snapshot.get("reason", "")),
         )
@@ -101,20 +113,28 @@ class LoopGuard:
             o.is_error and self._errors.get(c.name) == t
             for c, o, t in zip(calls, outcomes, texts, strict=True)
         ]
+        pairs = [_fingerprint(s + "\x00" + t) for s, t in zip(signatures, texts, strict=True)]
+        revisit = bool(calls) and all(
+            not o.is_error and p in self._seen for o, p in zip(outcomes, pairs, strict=True)
+        )
+        back_and_forth = revisit and self._revisited
+        self._revisited = revisit
+        self._seen.update(pairs)
         # Only a turn made of nothing but repeats is a loop: a new call beside a repeat (a
         # paint and a look in one turn) may be what changes the repeated call's world.
-        looped = all(r or e for r, e in zip(repeats, same_errors, strict=True))
+        looped = back_and_forth or all(r or e for r, e in zip(repeats, same_errors, strict=True))
         out: list[ToolOutcome] = []
         for call, outcome, repeat, same_error in zip(
             calls, outcomes, repeats, same_errors, strict=True
         ):
-            if looped and repeat:
+            if looped and (repeat or back_and_forth):
+                again = "" if repeat else ", as your previous turn did"
                 self._reason = (
-                    f"the model repeated {call.name}({_short(call)}) with the same result"
+                    f"the model repeated {call.name}({_short(call)}) with the same result{again}"
                 )
                 note = TextPart(
                     text=f"Loop detected: you called {call.name} with exactly these arguments "
-                    "before and got exactly the same result, so repeating it made no "
+                    f"before and got exactly the same result{again}, so repeating it made no "
                     "progress. Do something different: change the arguments, use another tool to "
                     "change what you are looking at, or give your final answer. The result was:"
                 )
