@@ -9,6 +9,7 @@ import pytest
 from agentsdk_blender import BlenderToolkit
 from agentsdk_godot import GodotToolkit
 from agentsdk_openai.local.as_asked import (
+    aimed_as_asked,
     as_asked,
     kind_as_asked,
     looks_as_asked,
@@ -511,3 +512,44 @@ def test_a_change_does_not_put_a_part_at_another_parts_point() -> None:
     ):
         call = _call("set_transform", **arguments)
         assert as_asked(request, ModelResponse(parts=[call])).tool_calls == [call]
+
+
+BALL_AND_CAM = (
+    "Make a red sphere named Ball of radius 1 resting on the ground and a camera named Cam at "
+    "(6, -6, 4) that looks at it."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "aim"),
+    [
+        # New users' prompt s17/4: the location copied into look_at, refused by Blender and
+        # sent again; "it" is the part named before the camera.
+        (BALL_AND_CAM, _call("place_camera", location=[6, -6, 4], look_at=[6, -6, 4],
+                             name="Cam", make_active=True), "Ball"),
+        # the same aim by set_transform, the camera's point read from the request
+        (BALL_AND_CAM, _call("set_transform", name="Cam", look_at=[6, -6, 4]), "Ball"),
+        ("Add a camera named Eye at (0, 2, 6) looking at (0, 0, 1).",
+         _call("place_camera", location=[0, 2, 6], look_at=[0, 2, 6], name="Eye"), [0, 0, 1]),
+        ("Put a camera named Top at (0, 0, 10) looking straight down at the origin.",
+         _call("place_camera", location=[0, 0, 10], look_at=[0, 0, 10], name="Top"), [0, 0, 0]),
+        ("Add a box named crate and a spot light named lamp at (0, 5, 2) pointing at crate.",
+         _call("add_light", kind="spot", position=[0, 5, 2], target=[0, 5, 2]), "crate"),
+        # nothing said of the aim: left to the tool's default
+        ("Add a camera named Eye at (0, 2, 6).",
+         _call("place_camera", location=[0, 2, 6], look_at=[0, 2, 6], name="Eye"), None),
+        # aimed elsewhere, or at its own point with no point to compare: kept
+        (BALL_AND_CAM, _call("place_camera", location=[6, -6, 4], look_at="Ball", name="Cam"),
+         "Ball"),
+        (BALL_AND_CAM, _call("set_transform", name="Ball", look_at=[0, 0, 0]), [0, 0, 0]),
+    ],
+)  # fmt: skip
+def test_nothing_is_aimed_at_its_own_point(text: str, call: ToolCallPart, aim: object) -> None:
+    response = ModelResponse(parts=[call])
+    mended = aimed_as_asked(_ask(text, call.name), response)
+    (got,) = mended.tool_calls
+    assert got.arguments.get("look_at", got.arguments.get("target")) == aim
+    others = {k: v for k, v in got.arguments.items() if k not in ("look_at", "target")}
+    assert others == {k: v for k, v in call.arguments.items() if k not in ("look_at", "target")}
+    if aim == call.arguments.get("look_at", call.arguments.get("target")):
+        assert mended is response

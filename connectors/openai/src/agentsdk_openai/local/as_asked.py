@@ -17,12 +17,14 @@ logged, and none kept if the mended call would fail the tool's schema:
   is given, off the ground, when the request says nothing of the part resting or standing
   ("a red sphere named sun at (0, 3, 0)").
 
-Two more look at calls to tools that make nothing:
+Three more look at calls of any tool:
 
 - **no part's name for a thing made on the way**: an optional argument such as
   ``root_name`` (Godot's ``create_scene``) goes without a name the request gives a part,
   unless the words before that name speak of a root or a scene (:func:`side_name_as_asked`);
-- **a change to a new part not put at another part's point** (:func:`changed_as_asked`).
+- **a change to a new part not put at another part's point** (:func:`changed_as_asked`);
+- **nothing aimed at its own point**: a camera or light whose ``look_at`` (``target``) is
+  where it stands is aimed at what the request says it looks at (:func:`aimed_as_asked`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from .unmade import (
 
 __all__ = [
     "RESTING_ARGUMENT",
+    "aimed_as_asked",
     "as_asked",
     "changed_as_asked",
     "kind_as_asked",
@@ -84,11 +87,12 @@ position), "Z is up" (Blender's location), "bottom at y=0" (Godot's rest_on)."""
 
 
 def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with its calls mended by all six checks (the same response when
+    """The response with its calls mended by all seven checks (the same response when
     nothing needed mending)."""
     if not response.tool_calls:
         return response
     response = changed_as_asked(request, side_name_as_asked(request, response))
+    response = aimed_as_asked(request, response)
     if not any(tool.creates for tool in request.tools):
         return response
     for check in (named_as_asked, kind_as_asked, looks_as_asked, placed_as_asked):
@@ -574,3 +578,97 @@ def changed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
 
     makes_nothing = {tool.name: tool for tool in request.tools if tool.creates is None}
     return _mend_calls(response, makes_nothing, mend)
+
+
+_AIMS = ("look_at", "target")
+"""Arguments that aim a camera or a light (Blender's ``look_at``, three.js's ``target``)."""
+_LOOKS = re.compile(
+    r"\b(?:look(?:s|ing)?|aim(?:s|ed|ing)?|point(?:s|ed|ing)?|fac(?:e|es|ed|ing)|shin(?:e|es|ing))"
+    r"(?:\s+(?:straight|right|directly|down|up))*\s+(?:at|to|towards?|on)\s+(?:the\s+)?",
+    re.IGNORECASE,
+)
+"""What comes before the thing a camera or light is aimed at ("that looks at", "pointing
+straight down at the")."""
+_PRONOUN = re.compile(r"(?:it|them)\b", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z_][\w\-]*")
+
+
+def _aimed_at(text: str, own: str | None, names: list[str]) -> object:
+    """What the request says the part named ``own`` looks at: a part's name, a point, or
+    None. "it" is the last part named before ``own``."""
+    said = described(text, own) if own else text
+    found = _LOOKS.search(said)
+    if found is None:
+        return None
+    rest = said[found.end() :]
+    point = _POINT.match(rest)
+    if point is not None:
+        return _numbers(point)
+    word = _WORD.match(rest)
+    others = [n for n in names if own is None or n.lower() != own.lower()]
+    if word is not None and word.group().lower() == "origin":
+        return [0, 0, 0]
+    if word is not None and word.group().lower() in (n.lower() for n in others):
+        return next(n for n in others if n.lower() == word.group().lower())
+    if _PRONOUN.match(rest) and own is not None:
+        before = text.lower()[: text.lower().find(own.lower())]
+        earlier = [n for n in others if n.lower() in before]
+        return max(earlier, key=lambda n: before.rfind(n.lower())) if earlier else None
+    return None
+
+
+def _takes(schema: object, value: object) -> bool:
+    """Whether a property schema takes a name (a string) or a point (an array)."""
+    if not isinstance(schema, dict):
+        return False
+    kinds = [schema, *(schema.get("anyOf") or [])]
+    wanted = "string" if isinstance(value, str) else "array"
+    return any(isinstance(k, dict) and k.get("type") == wanted for k in kinds)
+
+
+def aimed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that aims a camera or a light (``look_at``, ``target``) at the very point
+    where it stands (its ``location``/``position`` in the call, else the point the request
+    gives it), aimed instead at what the request says it looks at: a part's name, "it" (the
+    part named last before it), a point, or the origin; with nothing said, the aim is left
+    out where the tool can do without it (its default).
+
+    The 1.5B model copied the location into ``look_at``: ``place_camera(location=[6, -6,
+    4], look_at=[6, -6, 4], name="Cam")`` for "a camera named Cam at (6, -6, 4) that looks
+    at it" (new users' prompt s17/4), refused by Blender, then sent again until the loop
+    guard stopped the run."""
+    text = _asked(request)
+    names = named_in(text)
+    by_name = {name.lower(): name for name in names}
+
+    def mend(tool: ToolSpec, call: ToolCallPart) -> dict[str, Any] | None:
+        arguments = dict(call.arguments)
+        key = next((k for k in _AIMS if k in arguments), None)
+        if key is None:
+            return None
+        own = next(
+            (by_name[v.lower()] for v in arguments.values()
+             if isinstance(v, str) and v.lower() in by_name),
+            None,
+        )  # fmt: skip
+        place = next((arguments[k] for k in _PLACES if k in arguments), None)
+        if place is None and own is not None:
+            said = described(text, own)
+            place = next((_numbers(m) for m in _POINT.finditer(said) if _where(said, m)), None)
+        if not isinstance(place, list) or not _same_point(arguments[key], place):
+            return None
+        schema = (tool.parameters.get("properties") or {}).get(key)
+        target = _aimed_at(text, own, names)
+        if target is not None and not _same_point(target, place) and _takes(schema, target):
+            arguments[key] = target
+        elif key not in (tool.parameters.get("required") or []):
+            del arguments[key]
+        else:
+            return None
+        logger.info("%s aimed at its own point; aimed at %r", call.name, arguments.get(key))
+        return arguments
+
+    aiming = {
+        t.name: t for t in request.tools if set(_AIMS) & set(t.parameters.get("properties") or {})
+    }
+    return _mend_calls(response, aiming, mend)
