@@ -2,19 +2,21 @@
 does with them, with the toolkit's instructions in its prompt (the default since session 16)
 and without (``toolkit_instructions=False``, what such an agent sent before).
 
-Five sets, each written before it was first run: ``s16``
+Seven sets, each written before it was first run: ``s16``
 (eight prompts, session 16), ``s17`` (nine more, written in session 17 before any change
 of that session was run), ``s18`` (nine more, written in session 18 before any run on
 them, after that session's changes were made but not measured on new prompts), ``s19``
 (nine more, written in session 19 the same way), ``s20`` (nine more, written in session
-20 before any run or change) and ``s21`` (nine more, written in session 21 the same way). s19 and s20 were each held out for one run of new code only:
+20 before any run or change), ``s21`` (nine more, written in session 21 the same way) and
+``s22`` (nine more, written in session 22 after its changes were made, before any run). s19 and s20 were each held out for one run of new code only:
 later changes of their sessions used what those runs showed (the tasks README says which). Nothing checks the outcome
 automatically: each row keeps
 the calls, the answer and the last tool result (the scene as the tools describe it), and
 the judgement is written in the tasks README. Writes --out (default
-benchmarks/results/new_user_prompts.json), and one trace per run with --traces.
+benchmarks/results/new_user_prompts.json), and with --traces one trace per run (JSONL) and
+the local model's log beside it (``.log``: which calls were mended or asked again, and why).
 
-    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|s17|s18|s19|s20|s21] [--only on|off]
+    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|...|s22] [--only on|off]
         [--kit threejs|blender|godot] [--out FILE] [--traces DIR]
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import platform
 import time
 from pathlib import Path
@@ -102,11 +105,27 @@ SETS["s21"] = [
     ("godot", "Make a main scene with a Camera named View at (0, 3, 8) and a red cube named Target at the origin, then take a screenshot."),
     ("godot", "Build a main scene whose root is a Control with a Button named Start that says Play."),
 ]  # fmt: skip
+SETS["s22"] = [
+    ("threejs", "Put a green cylinder named pillar, 3 tall, on the ground and a white sphere named orb resting on top of it."),
+    ("threejs", "Make three blue boxes named a, b and c in a row along x, 2 apart, all on the ground, and frame all three."),
+    ("threejs", "Add a yellow cone named spike at the origin and a spot light named beam at (0, 5, 0) pointing at it."),
+    ("blender", "Create a grey plane named Floor, 10 m wide, and a green cylinder named Post standing on it, then render the scene."),
+    ("blender", "Add a purple torus named Ring at (0, 0, 2) and a camera named Shot at (0, -8, 2) aimed at the ring."),
+    ("blender", "Add an orange ico sphere named Bead of radius 0.5 at (0, 0, 3) and a point light named Glow 1 m above it."),
+    ("godot", "Create a main scene with a green plane named Field, 20 by 20, and a white capsule named Hero standing on it."),
+    ("godot", "Make a main scene with a DirectionalLight named Sun, a Camera named Eye at (0, 4, 10), and an orange cylinder named Tower, 3 tall, on the ground."),
+    ("godot", "Build a main scene with a Node2D root, a Sprite named Ship at (200, 150) and a Label named Score at (10, 10) that says 0."),
+]  # fmt: skip
 
 
 async def one(i: int, kit: str, prompt: str, on: bool, traces: Path | None) -> dict[str, Any]:
     trace = traces / f"p{i}_{'on' if on else 'off'}.jsonl" if traces else None
     agent = Agent("local:default", tools=[kit], max_turns=10, toolkit_instructions=on, trace=trace)
+    log = logging.getLogger("agentsdk_openai.local")
+    handler = logging.FileHandler(trace.with_suffix(".log")) if trace else logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
     started = time.perf_counter()
     try:
         result = await agent.run(prompt)
@@ -119,6 +138,8 @@ async def one(i: int, kit: str, prompt: str, on: bool, traces: Path | None) -> d
         results = [r.text for m in partial.messages for r in m.tool_results] if partial else []
     finally:
         await agent.aclose()
+        log.removeHandler(handler)
+        handler.close()
     return {
         "prompt_id": i,
         "toolkit": kit,
