@@ -14,8 +14,9 @@ from agentsdk.tools import ToolSpec
 from agentsdk_openai import LocalChatModel, LocalEngine, connect
 from agentsdk_openai.local import parse_constrained, tool_call_grammar
 from agentsdk_openai.local.announced import echoes_cue
+from agentsdk_openai.local.answers import echoes_request
 from agentsdk_openai.local.grammar import TURN_GRAMMAR
-from agentsdk_openai.local.model import _echoes_request, _repeats_the_newest_call
+from agentsdk_openai.local.model import _repeats_the_newest_call
 from pydantic import BaseModel
 
 from agentsdk import (
@@ -383,7 +384,7 @@ CLAUSE = (  # the 1.5B model's whole answer on finance/compare-aapl-ibm after co
 def test_a_restated_request_is_told_from_an_answer() -> None:
     for text, echo in ((ASK, True), (RESTATED, True), (DONE, False), ("Done.", False)):
         request, response = _after_a_step(text)
-        assert _echoes_request(request, response) is echo, text
+        assert echoes_request(request, response) is echo, text
     # One clause of the request after "To" states a goal; answers that reuse its words do not
     # open so, or say more than the clause.
     for text, echo in (
@@ -397,7 +398,7 @@ def test_a_restated_request_is_told_from_an_answer() -> None:
         request = request.model_copy(
             update={"messages": [Message.user(FINANCE_ASK), *request.messages[1:]]}
         )
-        assert _echoes_request(request, response) is echo, text
+        assert echoes_request(request, response) is echo, text
 
 
 async def test_a_restated_clause_after_reads_is_asked_for_the_answer(
@@ -423,7 +424,7 @@ async def test_a_restated_clause_after_reads_is_asked_for_the_answer(
     answered = await model._make_announced_call(request, echoed)
     await model.aclose()
     assert answered.tool_calls == [] and answered.usage.requests == 2, answered.parts
-    assert answered.text.strip() and not _echoes_request(request, answered), answered.text
+    assert answered.text.strip() and not echoes_request(request, answered), answered.text
 
 
 async def test_a_restated_request_under_the_next_step_cue_gets_a_call(

@@ -17,8 +17,8 @@ from agentsdk_openai.local import (
     parse_constrained,
     tool_call_grammar,
 )
+from agentsdk_openai.local.answers import without_pasted_json
 from agentsdk_openai.local.grammar import TURN_GRAMMAR
-from agentsdk_openai.local.model import without_pasted_json
 from pydantic import BaseModel
 
 from agentsdk import (

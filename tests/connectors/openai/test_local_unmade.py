@@ -4,8 +4,8 @@ run has not done yet (no engine)."""
 from __future__ import annotations
 
 import pytest
+from agentsdk_openai.local.answers import owned_up
 from agentsdk_openai.local.as_asked import named_as_asked
-from agentsdk_openai.local.model import _owned_up
 from agentsdk_openai.local.unmade import (
     Part,
     as_named,
@@ -452,13 +452,13 @@ def test_an_answer_that_speaks_of_a_file_no_tool_can_write_as_written(
     box = ToolCallPart(name="add_object", arguments={"name": "desk"})
     request = _run(ask, (box, "added desk"), tools=("add_object", "render"))
     response = ModelResponse(parts=[TextPart(text=answer)])
-    assert _owned_up(request, response).text == (owned or answer)
+    assert owned_up(request, response).text == (owned or answer)
     # A tool that takes a path could write it (the export is then called for instead), and
     # a call is not an answer: both stand.
     exporting = _run(ask, (box, "added desk"), tools=("add_object", "export_glb"))
-    assert _owned_up(exporting, response) is response
+    assert owned_up(exporting, response) is response
     calling = ModelResponse(parts=[TextPart(text=answer), box])
-    assert _owned_up(request, calling) is calling
+    assert owned_up(request, calling) is calling
     # An answer before any call is held to the same.
     first = _run(ask, tools=("add_object", "render"))
-    assert _owned_up(first, response).text == (owned or answer)
+    assert owned_up(first, response).text == (owned or answer)

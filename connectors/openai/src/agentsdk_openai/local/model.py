@@ -7,13 +7,11 @@ tool calls constrained to the tool schemas (:mod:`.grammar`), the on-disk prefix
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
-import re
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 from agentsdk.http import CannotSend, TransportFailure
@@ -30,8 +28,8 @@ from .announced import (
     announces_a_step,
     echoes_call_format,
     echoes_cue,
-    sentences,
 )
+from .answers import echo_kind, echoes_request, listed, owned_up, without_pasted_json
 from .as_asked import as_asked
 from .engine import LocalEngine
 from .grammar import TURN_GRAMMAR, parse_constrained, tool_call_grammar
@@ -42,15 +40,13 @@ from .unmade import (
     Part,
     another_kind_unmade,
     does_step,
-    files_no_tool_writes,
-    mentions,
     newest_request_at,
     pinned_makers,
     premature_part,
     unmade_parts,
 )
 
-__all__ = ["LocalChatModel", "changed_the_world", "not_an_answer", "without_pasted_json"]
+__all__ = ["LocalChatModel", "changed_the_world"]
 
 logger = logging.getLogger("agentsdk_openai.local")
 
@@ -247,7 +243,7 @@ class LocalChatModel(OpenAIChatModel):
             response = await self._make_unmade_part(request, response)
             response = await self._remake_another_kind(request, response)
             response = await self._make_premature_part(request, response)
-            response = _owned_up(request, response)
+            response = owned_up(request, response)
             response = as_asked(request, response)
         return without_pasted_json(request, response)
 
@@ -293,7 +289,7 @@ class LocalChatModel(OpenAIChatModel):
                 item = await self._make_unmade_part(request, item)
                 item = await self._remake_another_kind(request, item)
                 item = await self._make_premature_part(request, item)
-                item = _owned_up(request, item)
+                item = owned_up(request, item)
                 item = as_asked(request, item)
             yield item
 
@@ -337,7 +333,7 @@ class LocalChatModel(OpenAIChatModel):
                     # re-read with compare on finance/compare-aapl-ibm turn after turn.
                     return await self._answer_again(request, response)
                 name = "required"  # it wrote out how to call instead of calling: any tool
-            echo = _echo(request, response) if name is None else None
+            echo = echo_kind(request, response) if name is None else None
             restated = echo is not None
             if echo == "clause" and _after_a_read(request) and not _any_side_effects(request):
                 # Tools that only read (finance's), and a clause of the request after "To":
@@ -488,7 +484,7 @@ class LocalChatModel(OpenAIChatModel):
         extra = dict(request.settings.extra)
         extra["chat_template_kwargs"] = {
             **(extra.get("chat_template_kwargs") or {}),
-            "agentsdk_unmade": _listed(left),
+            "agentsdk_unmade": listed(left),
         }
         if pinned:
             extra[TURN_GRAMMAR] = tool_call_grammar(pinned, "required")
@@ -532,7 +528,7 @@ class LocalChatModel(OpenAIChatModel):
             or not again.text.strip()
             or echoes_cue(again.text)
             or echoes_call_format(again.text)
-            or _echoes_request(request, again)
+            or echoes_request(request, again)
         ):
             return response
         return again.model_copy(update={"usage": response.usage + again.usage})
@@ -752,100 +748,6 @@ class LocalChatModel(OpenAIChatModel):
             ) from None
 
 
-def _echoes_request(request: ModelRequest, response: ModelResponse) -> bool:
-    """The answer, after some tool result, is a user message word for word or nearly (the
-    0.5B and 1.5B models both answer with the request when unsure): no answer at all."""
-    return _echo(request, response) is not None
-
-
-def _echo(request: ModelRequest, response: ModelResponse) -> Literal["request", "clause"] | None:
-    """How the answer echoes the request (see :func:`_echoes_request`): ``"clause"`` when it
-    is "To" and one clause of a user message (:func:`_restates_a_clause`), else
-    ``"request"`` when it is a whole user message, word for word or nearly."""
-    users = [m for m in request.messages if m.role == "user" and m.text.strip()]
-    if not users or not any(m.role == "tool" for m in request.messages):
-        return None
-
-    said = _words(response.text)
-    if not said:
-        return None
-    whole = False
-    for message in users:
-        asked = _words(message.text)
-        if said == asked:
-            whole = True
-            continue
-        if _restates_a_clause(asked, said):
-            return "clause"
-        # Or nearly: the request restated with a lead-in ("To build the scene, add a red
-        # object named Target, a camera, and a light, so that ..."), most of its words in
-        # order and little else.
-        matcher = difflib.SequenceMatcher(None, asked, said, autojunk=False)
-        if len(asked) >= 8 and matcher.ratio() >= 0.88:
-            whole = True
-    return "request" if whole else None
-
-
-def _words(text: str) -> list[str]:
-    return text.lower().replace(".", " ").replace(",", " ").split()
-
-
-def _restates_a_clause(asked: list[str], said: list[str]) -> bool:
-    """The answer is "To" and then one clause of the request word for word: "To compare them
-    over their common dates, give both returns, cite each source, and write 'higher:
-    <ticker>'." (the 1.5B model's whole answer on finance/compare-aapl-ibm, after the
-    compare call had returned both). It states a goal and reports nothing; an answer that
-    reuses the request's words ("AAPL had the higher total return...") does not open so."""
-    if len(said) < 6 or said[0] != "to":
-        return False
-    rest = said[1:]
-    matcher = difflib.SequenceMatcher(None, asked, rest, autojunk=False)
-    longest = max((block.size for block in matcher.get_matching_blocks()), default=0)
-    return longest >= 0.9 * len(rest)
-
-
-_JSON_FIELD = re.compile(r'"\s*:\s*[\[{"\d-]')
-"""A JSON key followed by its value: an answer with several is a pasted tool result."""
-
-
-_PASTED_KEY = re.compile(r'[,{\[]?\s*"[\w .-]+"\s*:\s*[\[{"\d-]')
-_MIN_PROSE = 20
-"""Characters of the answer's own words before pasted JSON for it to be kept as an answer."""
-
-
-def without_pasted_json(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """A text answer that goes on into a tool result's JSON (three or more ``"key": value``
-    pairs after the answer's own words) is cut where the JSON starts. The 0.5B model
-    wrote the summary line, then the rest of the result's JSON: 27 fields on
-    finance/aapl-cagr, and on goog-year-end-close so many numbers that the answer read as
-    a list of guesses. An answer that is JSON from its start is left for
-    :func:`not_an_answer`."""
-    if response.tool_calls or not any(m.role == "tool" for m in request.messages):
-        return response
-    text = response.text
-    found = _PASTED_KEY.search(text)
-    if found is None or len(_JSON_FIELD.findall(text, found.start())) < 3:
-        return response
-    kept = text[: found.start()].rstrip(" ,;:{[\n")
-    if len(kept) < _MIN_PROSE:
-        return response
-    return response.model_copy(update={"parts": [TextPart(text=kept)]})
-
-
-def not_an_answer(request: ModelRequest, response: ModelResponse) -> bool:
-    """A reply without calls that tells the user nothing of its own: empty, one of the
-    template's cues or its calling format, the request restated, or a tool result's JSON pasted in (the 0.5B
-    model did each on the finance suite, after the connector had already asked again)."""
-    if response.tool_calls:
-        return False
-    text = response.text.strip()
-    if not text or echoes_cue(text) or echoes_call_format(text):
-        return True
-    if _echoes_request(request, response):
-        return True
-    return len(_JSON_FIELD.findall(text)) >= 3
-
-
 def _validates(request: ModelRequest, calls: list[ToolCallPart]) -> bool:
     """Every call names an offered tool and its arguments pass that tool's schema (False
     when a schema is beyond the compiled checks: the grammar then decides)."""
@@ -905,34 +807,6 @@ def _remember_asked(key: tuple[str, str]) -> None:
         del _ASKED[next(iter(_ASKED))]
 
 
-_NOT_DONE = re.compile(
-    r"\b(?:not|cannot|can't|couldn't|unable|no (?:tool|function)s?|none of)\b", re.IGNORECASE
-)
-
-
-def _owned_up(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """An answer that speaks of a file the request names while no offered tool can write
-    one (:func:`~.unmade.files_no_tool_writes`) as if it were written: its sentences that
-    name the file without saying it was not done are dropped, and one that says so is
-    added. With three.js's default tools, asked to export to desk.glb, the 1.5B model
-    answered "The scene is saved as desk.glb."; asked again under a cue saying the export
-    could not be done, the 0.5B model said it again and the 1.5B model left it out."""
-    if response.tool_calls or not response.text.strip():
-        return response
-    said = sentences(response.text)
-    claimed = [
-        part
-        for part in files_no_tool_writes(request)
-        if any(mentions(s, part.key) and not _NOT_DONE.search(s) for s in said)
-    ]
-    if not claimed:
-        return response
-    logger.info("the answer spoke of %s as done; no offered tool can write it", claimed[0].key)
-    kept = [s for s in said if not any(mentions(s, part.key) for part in claimed)]
-    note = f"Not done: {_listed(claimed)}, which none of the tools I have can do."
-    return response.model_copy(update={"parts": [TextPart(text=" ".join([*kept, note]))]})
-
-
 def _tool_for_steps(request: ModelRequest, parts: list[Part]) -> str | None:
     """The one offered tool that does every output step left, when only steps are left:
     the call asked for is then that tool's (asked for "a screenshot", the 1.5B model called
@@ -956,13 +830,6 @@ def _first_call_id(request: ModelRequest) -> str:
         if message.tool_calls:
             return message.tool_calls[0].id
     return ""
-
-
-def _listed(parts: list[Part]) -> str:
-    """The clauses of the request that ask for these parts, quoted ("a sun light named Sun
-    above it", "export the scene to tree.glb"), each once, for the cue."""
-    shown = list(dict.fromkeys(f'"{part.clause}"' for part in parts))
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def _call_delta(index: int, call: ToolCallPart) -> StreamDelta:

@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from agentsdk import Message, Model, ModelRequest, ModelResponse, Tiers, TurnInfo
 
+from .answers import not_an_answer
 from .engine import LocalEngine
-from .model import LocalChatModel, changed_the_world, not_an_answer
+from .model import LocalChatModel, changed_the_world
 
 __all__ = ["TIERED", "TIERED_NAMES", "connect_local", "local_escalation", "local_tier_policy"]
 
@@ -87,7 +88,7 @@ def _read_several(messages: list[Message]) -> bool:
 
 
 def local_escalation(info: TurnInfo, response: ModelResponse) -> bool | ModelRequest:
-    """The fast (0.5B) tier's reply is not an answer (:func:`.model.not_an_answer`): the
+    """The fast (0.5B) tier's reply is not an answer (:func:`.answers.not_an_answer`): the
     1.5B model is asked for the answer, with no tools offered. The policy gives the fast
     tier only turns after reads, which write the answer; with tools left on, the 1.5B
     model wrote out the calling format and then re-read with a tool nobody asked for
