@@ -16,7 +16,7 @@ from agentsdk_openai.local import parse_constrained, tool_call_grammar
 from agentsdk_openai.local.announced import echoes_cue
 from agentsdk_openai.local.answers import echoes_request
 from agentsdk_openai.local.grammar import TURN_GRAMMAR
-from agentsdk_openai.local.model import _repeats_the_newest_call
+from agentsdk_openai.local.reask import _repeats_the_newest_call
 from pydantic import BaseModel
 
 from agentsdk import (
