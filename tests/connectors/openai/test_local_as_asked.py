@@ -15,6 +15,7 @@ from agentsdk_openai.local.as_asked import (
     looks_as_asked,
     placed_as_asked,
     side_name_as_asked,
+    sized_as_asked,
 )
 from agentsdk_openai.local.unmade import another_kind_unmade, asked_as_new, premature_part
 from agentsdk_threejs import ThreeJSToolkit
@@ -552,4 +553,71 @@ def test_nothing_is_aimed_at_its_own_point(text: str, call: ToolCallPart, aim: o
     others = {k: v for k, v in got.arguments.items() if k not in ("look_at", "target")}
     assert others == {k: v for k, v in call.arguments.items() if k not in ("look_at", "target")}
     if aim == call.arguments.get("look_at", call.arguments.get("target")):
+        assert mended is response
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "size"),
+    [
+        # three.js's cylinder is [r, h]: "3 tall" sent as the radius (new users' s22 base run)
+        ("Put a green cylinder named pillar, 3 tall, on the ground and a white sphere named "
+         "orb resting on top of it.",
+         _call("add_object", name="pillar", shape="cylinder", size=[3, 1, 1]), [1, 3]),
+        # Godot's size is [x, y, z] extents, y up: a height with no size, a radius as twice
+        ("Make a main scene with a DirectionalLight named Sun, a Camera named Eye at (0, 4, "
+         "10), and an orange cylinder named Tower, 3 tall, on the ground.",
+         _call("add_node", name="Tower", shape="cylinder", **GODOT), [1, 3, 1]),
+        ("Create a main scene with a grey box named Table, 2 by 1 by 1, standing on the "
+         "ground, and a green sphere named Apple of radius 0.2 on top of it.",
+         _call("add_node", name="Apple", shape="sphere", size=[0.2, 0.2, 0.2], **GODOT),
+         [0.4, 0.4, 0.4]),
+        ("Add a red cylinder named Post of radius 0.5 and height 4.",
+         _call("add_node", name="Post", shape="cylinder", size=[0.5, 4, 0.5], **GODOT),
+         [1, 4, 1]),
+        # Blender: a cube is [x, y, z], Z up; a cylinder [radius, height]; a sphere [r, r, r]
+        ("Add a cube named Crate, 2 m high.",
+         _call("create_primitive", kind="cube", name="Crate", size=[1, 1, 1]), [1, 1, 2]),
+        ("Add a brown cylinder named Trunk, radius 0.2 m and 2 m tall, on the ground, and a "
+         "green ico sphere named Crown of radius 1 m on top of it.",
+         _call("create_primitive", kind="cylinder", name="Trunk", size=[2, 0.2]), [0.2, 2]),
+        # read as the toolkits read it: [r, r, h], and a zero is no dimension (s16/6, s21/4)
+        ("Add a red cylinder named Pillar, 3 m tall, resting on the ground.",
+         _call("create_primitive", kind="cylinder", name="Pillar", size=[0.5, 0.5, 3]),
+         [0.5, 0.5, 3]),
+        ("Add a brown cylinder named Trunk, radius 0.2 m and 2 m tall, on the ground.",
+         _call("create_primitive", kind="cylinder", name="Trunk", size=[0.2, 0, 2]),
+         [0.2, 0, 2]),
+        ("Add a blue cylinder named tower, radius 1 and height 5.",
+         _call("add_object", name="tower", shape="cylinder", size=[1, 1, 4]), [1, 5]),
+        # what the call says alike, or nothing to read, is kept
+        ("Add a brown cylinder named Trunk, radius 0.2 m and 2 m tall, on the ground, and a "
+         "green ico sphere named Crown of radius 1 m on top of it.",
+         _call("create_primitive", kind="ico_sphere", name="Crown", size=[1, 1, 1]),
+         [1, 1, 1]),
+        ("Create a main scene with a grey box named Table and a green sphere named Apple of "
+         "radius 0.2 on top of it.", _call("add_node", name="Apple", **GODOT, properties={
+             "mesh": "SphereMesh()", "size": "[0.2, 0.2, 0.2]"}), None),
+        ("Add a box named Crate of radius 2.", _call("add_object", name="Crate", shape="box"),
+         None),
+        ("Add a red sphere named Ball.", _call("add_object", name="Ball", shape="sphere",
+                                                size=[2]), [2]),
+        ("Add a box named Tower, 3 tall or 4 tall.",
+         _call("add_object", name="Tower", shape="box", size=[1, 1, 1]), [1, 1, 1]),
+        ("Add a point light named Glow 2 m high.",
+         _call("add_light", kind="point", name="Glow"), None),
+        ("Add a torus named Ring, height 2.", _call("create_primitive", kind="torus",
+                                                    name="Ring", size=[1, 1, 1]), [1, 1, 1]),
+    ],
+)  # fmt: skip
+def test_a_shape_sized_as_the_request_gives_it(
+    text: str, call: ToolCallPart, size: list[float] | None
+) -> None:
+    response = ModelResponse(parts=[call])
+    mended = sized_as_asked(_ask(text, call.name), response)
+    (got,) = mended.tool_calls
+    assert got.arguments.get("size") == size
+    assert {k: v for k, v in got.arguments.items() if k != "size"} == {
+        k: v for k, v in call.arguments.items() if k != "size"
+    }
+    if size == call.arguments.get("size"):
         assert mended is response
