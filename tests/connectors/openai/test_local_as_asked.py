@@ -14,10 +14,16 @@ from agentsdk_openai.local.as_asked import (
     kind_as_asked,
     looks_as_asked,
     placed_as_asked,
+    rested_as_asked,
     side_name_as_asked,
     sized_as_asked,
 )
-from agentsdk_openai.local.unmade import another_kind_unmade, asked_as_new, premature_part
+from agentsdk_openai.local.unmade import (
+    another_kind_unmade,
+    asked_as_new,
+    named_in,
+    premature_part,
+)
 from agentsdk_threejs import ThreeJSToolkit
 
 from agentsdk import (
@@ -589,6 +595,20 @@ def test_nothing_is_aimed_at_its_own_point(text: str, call: ToolCallPart, aim: o
          [0.2, 0, 2]),
         ("Add a blue cylinder named tower, radius 1 and height 5.",
          _call("add_object", name="tower", shape="cylinder", size=[1, 1, 4]), [1, 5]),
+        # dimensions "A by B (by C)", for a call with no size, in order on extents
+        ("Create a main scene with a green plane named Field, 20 by 20, and a white capsule "
+         "named Hero standing on it.",
+         _call("add_node", name="Field", shape="plane", **GODOT), [20, 0, 20]),
+        ("Create a grey plane named Floor, 10 by 6, and a red cube named Box on it.",
+         _call("create_primitive", kind="plane", name="Floor"), [10, 6]),
+        ("Add a box named crate, 2 x 1 x 0.5, on the ground.",
+         _call("add_object", name="crate", shape="box"), [2, 1, 0.5]),
+        ("Add a box named crate, 2 by 1 by 0.5.",
+         _call("add_object", name="crate", shape="box", size=[1, 1, 1]), [1, 1, 1]),
+        ("Add a box named slab, 2 by 3.", _call("add_node", name="slab", shape="box", **GODOT),
+         None),
+        ("Add a cylinder named can, 2 by 3.",
+         _call("add_object", name="can", shape="cylinder"), None),
         # what the call says alike, or nothing to read, is kept
         ("Add a brown cylinder named Trunk, radius 0.2 m and 2 m tall, on the ground, and a "
          "green ico sphere named Crown of radius 1 m on top of it.",
@@ -620,4 +640,52 @@ def test_a_shape_sized_as_the_request_gives_it(
         k: v for k, v in call.arguments.items() if k != "size"
     }
     if size == call.arguments.get("size"):
+        assert mended is response
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "rest"),
+    [
+        # s22/4: Blender's Post "standing on" the floor plane, made ten metres above it
+        ("Create a grey plane named Floor, 10 m wide, and a green cylinder named Post standing "
+         "on it, then render the scene.",
+         _call("create_primitive", kind="cylinder", name="Post", location=[0, 0, 10]), "Floor"),
+        ("Put a green cylinder named pillar, 3 tall, on the ground and a white sphere named "
+         "orb resting on top of it.",
+         _call("add_object", name="orb", shape="sphere", rest_on="ground"), "pillar"),
+        ("Make a green sphere named head of radius 0.5 sitting on a blue box named body, 1 "
+         "wide, which stands on the ground.",
+         _call("add_object", name="head", shape="sphere"), "body"),
+        ("Add a cube named Crate on the ground, then a cube named Lid stacked on top of Crate.",
+         _call("add_node", name="Lid", shape="box", **GODOT), "Crate"),
+        # kept: a rest of its own choosing, the ground asked for, nothing named to rest on
+        ("Put a green cylinder named pillar on the ground and a white sphere named orb "
+         "resting on top of it.",
+         _call("add_object", name="orb", shape="sphere", rest_on="table"), "table"),
+        ("Put a green cylinder named pillar on the ground and a white sphere named orb on the "
+         "ground.", _call("add_object", name="orb", shape="sphere"), None),
+        ("Add a red cube named Box on the left.", _call("add_object", name="Box"), None),
+        ("Create a main scene with a green plane named Field, 20 by 20, and a white capsule "
+         "named Hero standing on it.", _call("add_node", name="Hero", shape="capsule",
+                                             properties={"rest_on": "Field"}, **GODOT), None),
+        ("Put a camera named Cam on top of it.", _call("place_camera", name="Cam",
+                                                      location=[0, 0, 5]), None),
+    ],
+)  # fmt: skip
+def test_a_part_rests_on_the_part_the_request_puts_it_on(
+    text: str, call: ToolCallPart, rest: str | None
+) -> None:
+    response = ModelResponse(parts=[call])
+    request = _ask(text, call.name)
+    assert rested_as_asked(request, response) is response  # the support is not made yet
+    # once calls have made the other parts
+    made = [_call("add_object", name=n) for n in named_in(text) if n != call.arguments["name"]]
+    ran = [m for c in made for m in _ran(c, f"added {c.arguments['name']}")]
+    request = request.model_copy(update={"messages": [*request.messages, *ran]})
+    mended = rested_as_asked(request, response)
+    (got,) = mended.tool_calls
+    assert got.arguments.get("rest_on") == rest
+    others = {k: v for k, v in got.arguments.items() if k != "rest_on"}
+    assert others == {k: v for k, v in call.arguments.items() if k != "rest_on"}
+    if rest == call.arguments.get("rest_on"):
         assert mended is response

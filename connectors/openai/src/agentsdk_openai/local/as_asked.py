@@ -14,6 +14,8 @@ logged, and none kept if the mended call would fail the tool's schema:
 - **the height and radius the request gives**, on the field the tool's ``size`` takes them
   in ("a green cylinder named pillar, 3 tall" sent as ``size: [3, 1, 1]``, three.js's
   ``[r, h]``: the 3 read as the radius);
+- **what it stands on**: ``rest_on`` naming the part the request puts it on ("standing on
+  it", "on top of the crate"), where the call has none or the ground;
 - **where the request puts it**: the point it gives, filled in where the call places the
   part nowhere ("a Camera named Eye at (0, 2, 6)"); ``rest_on: "ground"`` filled in for a
   part "on the ground"; ``rest_on`` dropped where it would move the part off the point it
@@ -53,6 +55,7 @@ from .unmade import (
     named_in,
     newest_request_at,
     noun_phrase,
+    unmade_names,
 )
 
 __all__ = [
@@ -64,6 +67,7 @@ __all__ = [
     "looks_as_asked",
     "named_as_asked",
     "placed_as_asked",
+    "rested_as_asked",
     "side_name_as_asked",
     "sized_as_asked",
 ]
@@ -91,7 +95,7 @@ position), "Z is up" (Blender's location), "bottom at y=0" (Godot's rest_on)."""
 
 
 def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with its calls mended by all eight checks (the same response when
+    """The response with its calls mended by all nine checks (the same response when
     nothing needed mending)."""
     if not response.tool_calls:
         return response
@@ -99,7 +103,10 @@ def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
     response = aimed_as_asked(request, response)
     if not any(tool.creates for tool in request.tools):
         return response
-    for check in (named_as_asked, kind_as_asked, looks_as_asked, sized_as_asked, placed_as_asked):
+    for check in (
+        named_as_asked, kind_as_asked, looks_as_asked, sized_as_asked, placed_as_asked,
+        rested_as_asked,
+    ):  # fmt: skip
         response = check(request, response)
     return response
 
@@ -615,9 +622,7 @@ def _aimed_at(text: str, own: str | None, names: list[str]) -> object:
     if word is not None and word.group().lower() in (n.lower() for n in others):
         return next(n for n in others if n.lower() == word.group().lower())
     if _PRONOUN.match(rest) and own is not None:
-        before = text.lower()[: text.lower().find(own.lower())]
-        earlier = [n for n in others if n.lower() in before]
-        return max(earlier, key=lambda n: before.rfind(n.lower())) if earlier else None
+        return _last_named_before(text, own, others)
     return None
 
 
@@ -685,6 +690,13 @@ _TALL = re.compile(
 )
 """A height the request gives a part: "3 tall", "2 m high", "height 5"."""
 _RADIUS = re.compile(r"\bradius\s*(?:of\s*)?(\d+(?:\.\d+)?)", re.IGNORECASE)
+_BY = re.compile(
+    r"(?<![\w.(,])(\d+(?:\.\d+)?)\s*(?:m\s+)?(?:by|x)\s*(\d+(?:\.\d+)?)"
+    r"(?:\s*(?:m\s+)?(?:by|x)\s*(\d+(?:\.\d+)?))?(?![\w.])",
+    re.IGNORECASE,
+)
+"""Dimensions the request gives a part: "20 by 20", "2 by 1 by 1", "2 x 1 x 0.5"."""
+_EXTENTS = ({"w", "h", "d"}, {"x", "y", "z"})
 _FIELDS = r"\[([a-z]+(?:\s*,\s*[a-z]+)*)\]"
 """The fields of a size as a tool's description lists them: ``[r, h]``, ``[x, y, z]``."""
 _ROUND = ("sphere", "ball", "uv_sphere", "ico_sphere")
@@ -742,6 +754,29 @@ def _as_read(size: list[float | int], fields: list[str]) -> list[float | int]:
     return list(size) + [1] * (len(fields) - len(size))
 
 
+def _by_size(
+    made: _Made, numbers: list[float], fields: list[str], shape: str
+) -> dict[str, Any] | None:
+    """A call with no size given the dimensions the request says ("20 by 20"), in order, on
+    a shape whose size is its extents (``[w, h, d]``, ``[x, y, z]``, ``[w, d]``, ``[x, y]``);
+    two numbers for a plane's three extents leave out its up axis (Godot's PlaneMesh
+    ``[20, 0, 20]``)."""
+    call = made.call
+    if not any(set(fields) <= extents for extents in _EXTENTS):
+        return None
+    up = _up_axis(made.tool)
+    if len(numbers) == len(fields):
+        size = list(numbers)
+    elif len(numbers) == 2 and len(fields) == 3 and up is not None and shape == "plane":
+        size = list(numbers)
+        size.insert(up, 0.0)
+    else:
+        return None
+    size = [int(v) if float(v).is_integer() else v for v in size]
+    logger.info("%s for %r sized as asked: %s", call.name, made.name, size)
+    return {**call.arguments, _SIZE: size}
+
+
 def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
     """Each call that makes a shape with the height ("3 tall", "2 m high", "height 5") and
     the radius ("of radius 0.2") the request gives it, on the fields its tool's ``size``
@@ -751,7 +786,8 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
     it (``[r, r, h]`` for ``[r, h]``, else its first numbers; a size with a zero is left to
     them); a number the call put on another field is moved (``[3, 1, 1]`` for a cylinder 3
     tall, three.js's ``[r, h]``, becomes ``[1, 3]``); a call with no size gets one, its
-    other fields 1.
+    other fields 1. A call with no size at all gets the dimensions the request gives ("20
+    by 20", "2 by 1 by 1"), in order, where its size is the shape's extents.
 
     On new users' prompts the 1.5B model sent "a green cylinder named pillar, 3 tall" as a
     cylinder of radius 3 and height 1 (three.js), "an orange cylinder named Tower, 3 tall"
@@ -770,7 +806,8 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
             return None
         tall = [h or r for h, r in _TALL.findall(said)]
         round_ = _RADIUS.findall(said)
-        if len(tall) > 1 or len(round_) > 1 or not (tall or round_):
+        by = _BY.findall(said)
+        if len(tall) > 1 or len(round_) > 1 or len(by) > 1 or not (tall or round_ or by):
             return None
         properties = tool.parameters.get("properties") or {}
         key = next((k for k in _SHAPE_ARGUMENTS if k in properties), None)
@@ -786,9 +823,11 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         height = float(tall[0]) if tall else None
         radius = float(round_[0]) if round_ else None
         wanted = _wanted_size(fields, shape, _up_axis(tool), height, radius)
+        size = call.arguments.get(_SIZE)
+        if by and size is None and not wanted:
+            return _by_size(made, [float(n) for n in by[0] if n], fields, shape)
         if not wanted:
             return None
-        size = call.arguments.get(_SIZE)
         if size is None:
             size = [1] * len(fields)
         if (
@@ -810,5 +849,78 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
             return None
         logger.info("%s for %r sized as asked: %s", call.name, made.name, new)
         return {**call.arguments, _SIZE: new}
+
+    return _mend(request, response, mend)
+
+
+_ON_PART = re.compile(
+    r"\b(?:on\s+top\s+of|on|onto|upon|atop)\s+(?:(?:the|a|an)\s+)?"
+    r"(?:(?:[\w\-]+\s+){0,4}?(?:named|called)\s+)?([A-Za-z_][\w\-]*)",
+    re.IGNORECASE,
+)
+"""What a part is put on: "standing on it", "on top of the crate", "resting on Table",
+"sitting on a blue box named body"."""
+_GROUND_WORDS = frozenset({"ground", "floor", "y=0"})
+_ON_DANGLING = re.compile(
+    r"\b(?:on\s+top\s+of|on|onto|upon|atop)\s+(?:the|a|an)\s+[\w\s\-]*$", re.IGNORECASE
+)
+"""A clause that ends on what the part stands on, the next part's naming cut off."""
+
+
+def _last_named_before(text: str, name: str, others: list[str]) -> str | None:
+    """The part named last before ``name``'s naming ("it")."""
+    before = text.lower()[: text.lower().find(name.lower())]
+    earlier = [n for n in others if n.lower() in before]
+    return max(earlier, key=lambda n: before.rfind(n.lower())) if earlier else None
+
+
+def rested_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a part the request puts on another part ("a green cylinder
+    named Post standing on it", "a green sphere named Apple ... on top of it", "a cube named
+    Lid on top of Crate"), with :data:`RESTING_ARGUMENT` naming that part where the call
+    gives none or the ground, once that part is made (no call has made it: left to the
+    call, which the toolkit would refuse). "it" is the part named last before this one; "on
+    the ground" is :func:`placed_as_asked`'s. A call resting on another part of its own
+    choosing, or saying ``rest_on`` among Godot's ``properties``, keeps it.
+
+    On new users' prompt s22/4 the 1.5B model made Blender's Post, "standing on" a floor
+    plane, with no ``rest_on`` and ``location: [0, 0, 10]``: ten metres above the floor."""
+    text = _asked(request)
+    names = named_in(text)
+    unmade = {name.lower() for name in unmade_names(request)}
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        tool, call = made.tool, made.call
+        if made.name is None or RESTING_ARGUMENT not in (tool.parameters.get("properties") or {}):
+            return None
+        said = described(text, made.name)
+        others = [n for n in names if n.lower() != made.name.lower()]
+        found = [m.group(1) for m in _ON_PART.finditer(_without(said, made.name))]
+        dangling = _ON_DANGLING.search(said)
+        if dangling is not None:  # "sitting on a blue box" + " named body": the next part
+            found = found[:-1]
+            after = re.match(
+                r"\s*(?:named|called)\s+([\w\-]+)", text[text.find(said) + len(said) :]
+            )
+            found += [after.group(1)] if after is not None else []
+        meant: list[str | None] = []
+        for word in found:
+            if word.lower() == "it":
+                meant.append(_last_named_before(text, made.name, others))
+            elif word.lower() in (n.lower() for n in others):
+                meant.append(next(n for n in others if n.lower() == word.lower()))
+        targets = list(dict.fromkeys(t for t in meant if t is not None))
+        if len(targets) != 1 or targets[0].lower() in unmade:
+            return None  # a part not made yet cannot be stood on: left to the call
+        given = call.arguments.get(RESTING_ARGUMENT)
+        if given is None and _says(call.arguments, re.compile(rf"^{RESTING_ARGUMENT}$")):
+            return None  # said among properties (the toolkits read it there)
+        if given is not None and str(given).strip().lower() not in (
+            *_GROUND_WORDS,
+            made.name.lower(),
+        ):
+            return None
+        logger.info("%s for %r rests on %r as asked", call.name, made.name, targets[0])
+        return {**call.arguments, RESTING_ARGUMENT: targets[0]}
 
     return _mend(request, response, mend)
