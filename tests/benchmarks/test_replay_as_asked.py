@@ -27,8 +27,9 @@ def _result(id: str, text: str, error: bool = False) -> dict[str, object]:
 def test_both_kinds_of_record_are_replayed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # An eval folder: the light named after the cone loses the name; the cone is left, and so
-    # is its recolouring by update_object (the call's to make); the framing of a part not
+    # An eval folder: the light named after the cone loses the name; the cone gets the height
+    # asked (three.js's cone is [r, h]); its recolouring by update_object is left (the call's
+    # to make); the framing of a part not
     # made yet would be asked for as the call that makes it, after the failure too, but once.
     ask = "Add a green cone named tree, 2 tall, a red box named crate, and export both."
     trajectory = {
@@ -71,11 +72,12 @@ def test_both_kinds_of_record_are_replayed(
     runpy.run_path(str(SCRIPT), run_name="__main__")
     out = capsys.readouterr().out
     assert out.strip().splitlines()[-2:] == [
-        "3 of 7 calls would change",
+        "4 of 7 calls would change",
         "1 of 7 calls would be asked for as the call that makes a part first",
     ]
     assert '"shape": "sphere", "color": "red"' in out
     assert '-> {"kind": "directional"}' in out
+    assert '"shape": "cone", "color": "green", "size": [1, 2]}' in out
     assert '"color": "lightgrey"}\n ->' not in out
     assert '-> {"path": "res://main.tscn"}' in out
     assert 'fit_view {"names": ["tree", "crate"]}\n -> the call that makes crate first' in out
