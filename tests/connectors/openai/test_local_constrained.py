@@ -777,8 +777,9 @@ async def test_a_call_at_a_point_the_request_gives_is_sent_without_resting_on_ev
             }
         }
     )
-    # Mended as asked: no rest_on, and the shape and colour the words before the name give.
-    mended = {"name": "sun", "position": [0, 3, 0], "shape": "sphere", "color": "red"}
+    # Mended as asked: no rest_on, the shape and colour the words before the name give, and
+    # the radius (three.js's sphere size is [r]).
+    mended = {"name": "sun", "position": [0, 3, 0], "shape": "sphere", "color": "red", "size": [1]}
     model = connect("local:qwen2.5-coder-0.5b")
     assert isinstance(model, LocalChatModel)
     extra = {TURN_GRAMMAR: tool_call_grammar([held], "required")}
