@@ -644,36 +644,51 @@ def test_a_shape_sized_as_the_request_gives_it(
 
 
 @pytest.mark.parametrize(
-    ("text", "call", "rest"),
+    ("text", "call", "rest", "placed"),
     [
-        # s22/4: Blender's Post "standing on" the floor plane, made ten metres above it
+        # s22/4: Blender's Post "standing on" the floor plane, made ten metres above it;
+        # resting on it with no point said, its location goes: centred on the floor
         ("Create a grey plane named Floor, 10 m wide, and a green cylinder named Post standing "
          "on it, then render the scene.",
-         _call("create_primitive", kind="cylinder", name="Post", location=[0, 0, 10]), "Floor"),
+         _call("create_primitive", kind="cylinder", name="Post", location=[0, 0, 10]), "Floor",
+         False),
+        # s22/1: the orb rested on the pillar as asked, but 3 m off it
         ("Put a green cylinder named pillar, 3 tall, on the ground and a white sphere named "
          "orb resting on top of it.",
-         _call("add_object", name="orb", shape="sphere", rest_on="ground"), "pillar"),
+         _call("add_object", name="orb", shape="sphere", rest_on="pillar",
+               position=[0, 1.5, 3]), "pillar", False),
+        ("Put a green cylinder named pillar, 3 tall, on the ground and a white sphere named "
+         "orb resting on top of it.",
+         _call("add_object", name="orb", shape="sphere", rest_on="ground"), "pillar", False),
         ("Make a green sphere named head of radius 0.5 sitting on a blue box named body, 1 "
          "wide, which stands on the ground.",
-         _call("add_object", name="head", shape="sphere"), "body"),
+         _call("add_object", name="head", shape="sphere"), "body", False),
         ("Add a cube named Crate on the ground, then a cube named Lid stacked on top of Crate.",
-         _call("add_node", name="Lid", shape="box", **GODOT), "Crate"),
+         _call("add_node", name="Lid", shape="box", position=[0, 2, 0], **GODOT), "Crate",
+         False),
+        # a point or a side said keeps the place
+        ("Add a table named T and a cup named Cup on it at (0.5, 1, 0).",
+         _call("add_object", name="Cup", position=[0.5, 1, 0]), "T", True),
+        ("Add a box named T and a box named Bit resting on it, on the left of its top.",
+         _call("add_object", name="Bit", position=[-1, 1, 0]), "T", True),
         # kept: a rest of its own choosing, the ground asked for, nothing named to rest on
         ("Put a green cylinder named pillar on the ground and a white sphere named orb "
          "resting on top of it.",
-         _call("add_object", name="orb", shape="sphere", rest_on="table"), "table"),
+         _call("add_object", name="orb", shape="sphere", rest_on="table", position=[0, 1, 3]),
+         "table", True),
         ("Put a green cylinder named pillar on the ground and a white sphere named orb on the "
-         "ground.", _call("add_object", name="orb", shape="sphere"), None),
-        ("Add a red cube named Box on the left.", _call("add_object", name="Box"), None),
+         "ground.", _call("add_object", name="orb", shape="sphere"), None, True),
+        ("Add a red cube named Box on the left.", _call("add_object", name="Box"), None, True),
         ("Create a main scene with a green plane named Field, 20 by 20, and a white capsule "
          "named Hero standing on it.", _call("add_node", name="Hero", shape="capsule",
-                                             properties={"rest_on": "Field"}, **GODOT), None),
+                                             properties={"rest_on": "Field"}, **GODOT), None,
+         True),
         ("Put a camera named Cam on top of it.", _call("place_camera", name="Cam",
-                                                      location=[0, 0, 5]), None),
+                                                      location=[0, 0, 5]), None, True),
     ],
 )  # fmt: skip
 def test_a_part_rests_on_the_part_the_request_puts_it_on(
-    text: str, call: ToolCallPart, rest: str | None
+    text: str, call: ToolCallPart, rest: str | None, placed: bool
 ) -> None:
     response = ModelResponse(parts=[call])
     request = _ask(text, call.name)
@@ -685,7 +700,10 @@ def test_a_part_rests_on_the_part_the_request_puts_it_on(
     mended = rested_as_asked(request, response)
     (got,) = mended.tool_calls
     assert got.arguments.get("rest_on") == rest
-    others = {k: v for k, v in got.arguments.items() if k != "rest_on"}
-    assert others == {k: v for k, v in call.arguments.items() if k != "rest_on"}
-    if rest == call.arguments.get("rest_on"):
+    kept = ("rest_on",) if placed else ("rest_on", "position", "location")
+    others = {k: v for k, v in got.arguments.items() if k not in kept}
+    assert others == {k: v for k, v in call.arguments.items() if k not in kept}
+    if not placed:
+        assert not {"position", "location"} & set(got.arguments)
+    if rest == call.arguments.get("rest_on") and placed:
         assert mended is response

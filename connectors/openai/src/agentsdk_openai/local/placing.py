@@ -279,6 +279,11 @@ _ON_PART = re.compile(
 "sitting on a blue box named body"."""
 
 _GROUND_WORDS = frozenset({"ground", "floor", "y=0"})
+_BESIDE = re.compile(
+    r"\b(?:apart|beside|next to|left|right|front|behind|corner|edge|end|side|along|row)\b",
+    re.IGNORECASE,
+)
+"""Words that place a part somewhere on its support other than its middle."""
 
 _ON_DANGLING = re.compile(
     r"\b(?:on\s+top\s+of|on|onto|upon|atop)\s+(?:the|a|an)\s+[\w\s\-]*$", re.IGNORECASE
@@ -293,10 +298,14 @@ def rested_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
     gives none or the ground, once that part is made (no call has made it: left to the
     call, which the toolkit would refuse). "it" is the part named last before this one; "on
     the ground" is :func:`placed_as_asked`'s. A call resting on another part of its own
-    choosing, or saying ``rest_on`` among Godot's ``properties``, keeps it.
+    choosing, or saying ``rest_on`` among Godot's ``properties``, keeps it. A part resting on
+    the support asked for, where the request gives it no point and no side ("apart", "left",
+    "along" ...), goes without ``position``/``location`` (where optional), so the toolkit
+    centres it on its support.
 
     On new users' prompt s22/4 the 1.5B model made Blender's Post, "standing on" a floor
-    plane, with no ``rest_on`` and ``location: [0, 0, 10]``: ten metres above the floor."""
+    plane, with no ``rest_on`` and ``location: [0, 0, 10]``: ten metres above the floor; on
+    s22/1 it rested the orb on the pillar at ``position: [0, 1.5, 3]``, off the pillar."""
     text = _asked(request)
     names = named_in(text)
     unmade = {name.lower() for name in unmade_names(request)}
@@ -324,15 +333,25 @@ def rested_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         targets = list(dict.fromkeys(t for t in meant if t is not None))
         if len(targets) != 1 or targets[0].lower() in unmade:
             return None  # a part not made yet cannot be stood on: left to the call
-        given = call.arguments.get(RESTING_ARGUMENT)
-        if given is None and _says(call.arguments, re.compile(rf"^{RESTING_ARGUMENT}$")):
+        (support,) = targets
+        arguments = dict(call.arguments)
+        given = arguments.get(RESTING_ARGUMENT)
+        if given is None and _says(arguments, re.compile(rf"^{RESTING_ARGUMENT}$")):
             return None  # said among properties (the toolkits read it there)
-        if given is not None and str(given).strip().lower() not in (
-            *_GROUND_WORDS,
-            made.name.lower(),
-        ):
-            return None
-        logger.info("%s for %r rests on %r as asked", call.name, made.name, targets[0])
-        return {**call.arguments, RESTING_ARGUMENT: targets[0]}
+        if given is None or str(given).strip().lower() in (*_GROUND_WORDS, made.name.lower()):
+            logger.info("%s for %r rests on %r as asked", call.name, made.name, support)
+            arguments[RESTING_ARGUMENT] = support
+        elif str(given).strip().lower() != support.lower():
+            return None  # another support of the call's own choosing
+        required = tool.parameters.get("required") or []
+        if not any(_where(said, m) for m in _POINT.finditer(said)) and not _BESIDE.search(said):
+            # No point and no side said: centred on its support, as the toolkits rest a part
+            # without a place (s22/1's orb "on top of" the pillar was put 3 m off it).
+            for key in _PLACES:
+                if key in arguments and key not in required:
+                    logger.info("%s for %r: %s dropped to centre it on %r", call.name,
+                                made.name, key, support)  # fmt: skip
+                    del arguments[key]
+        return arguments if arguments != call.arguments else None
 
     return _mend(request, response, mend)
