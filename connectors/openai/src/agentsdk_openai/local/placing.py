@@ -243,10 +243,10 @@ def aimed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         if key is None:
             return None
         own = next(
-            (by_name[v.lower()] for v in arguments.values()
-             if isinstance(v, str) and v.lower() in by_name),
+            (by_name[v.lower()] for k, v in arguments.items()
+             if k not in _AIMS and isinstance(v, str) and v.lower() in by_name),
             None,
-        )  # fmt: skip
+        )  # the thing aimed, not what it is aimed at  # fmt: skip
         place = next((arguments[k] for k in _PLACES if k in arguments), None)
         if place is None and own is not None:
             said = described(text, own)
