@@ -621,6 +621,9 @@ def test_nothing_is_aimed_at_its_own_point(text: str, call: ToolCallPart, aim: o
          None),
         ("Add a red sphere named Ball.", _call("add_object", name="Ball", shape="sphere",
                                                 size=[2]), [2]),
+        ("Build a snowman: three white spheres named base, middle and head, of radius 1, 0.7 "
+         "and 0.45, stacked on top of each other on the ground.",
+         _call("add_object", name="middle", shape="sphere", size=[0.7]), [0.7]),
         ("Add a box named Tower, 3 tall or 4 tall.",
          _call("add_object", name="Tower", shape="box", size=[1, 1, 1]), [1, 1, 1]),
         ("Add a point light named Glow 2 m high.",

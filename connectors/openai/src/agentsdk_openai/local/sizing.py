@@ -27,6 +27,8 @@ from .unmade import (
     head_of,
     kind_of,
     makes_another_kind,
+    mentions,
+    named_in,
 )
 
 __all__ = [
@@ -153,7 +155,8 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
     cylinder of radius 3 and height 1 (three.js), "an orange cylinder named Tower, 3 tall"
     with no size and ``position: [0, 0, 3]`` (Godot), and "a green sphere named Apple of
     radius 0.2" as ``size: [0.2, 0.2, 0.2]``, a sphere half as wide (Godot's size is the
-    extent)."""
+    extent). Parts named together share a clause whose numbers are each one's ("three white
+    spheres named base, middle and head, of radius 1, 0.7 and 0.45"): left alone."""
     text = _asked(request)
 
     def mend(made: _Made) -> dict[str, Any] | None:
@@ -161,6 +164,8 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         if made.name is None:
             return None
         said = _without(described(text, made.name), made.name)
+        if any(mentions(said, other) for other in named_in(text) if other != made.name):
+            return None  # parts named together ("base, middle and head, of radius 1, 0.7 ...")
         head = head_of(text, made.name)
         if kind_of(head) != "shape" or makes_another_kind(text, made.name, call):
             return None
