@@ -233,14 +233,19 @@ class AuthoringTools(GodotToolkitBase):
             asked.update(shape=shape, color=color, position=position)
             return add_node_call({**asked, **changes})
 
+        def instead_of(err: ArgumentRefused, said_as: dict[str, str]) -> str | None:
+            """The call to make instead of one refused for `err` (None: none to offer)."""
+            if err.drop is None:
+                return again(**err.instead) if err.instead is not None else None
+            dropped = said_as.get(err.drop, err.drop)
+            return again(properties={k: v for k, v in original.items() if k != dropped})
+
         try:
             properties, shape, misread = read_misplaced(
                 properties, shape, size, color, self._has_file
             )
         except ArgumentRefused as err:
-            if err.drop is not None:
-                err.instead = {"properties": {k: v for k, v in original.items() if k != err.drop}}
-            raise _refused(err, name, again(**(err.instead or {}))) from None
+            raise _refused(err, name, instead_of(err, {})) from None
         original = dict(properties)
 
         try:
@@ -262,12 +267,7 @@ class AuthoringTools(GodotToolkitBase):
                 {meant[k]: v for k, v in properties.items()}, catalog, dialect, cls
             )
         except ArgumentRefused as err:
-            if err.drop is None:
-                offer = again(**err.instead) if err.instead is not None else None
-            else:
-                dropped = said_as.get(err.drop, err.drop)
-                offer = again(properties={k: v for k, v in original.items() if k != dropped})
-            raise _refused(err, name, offer) from None
+            raise _refused(err, name, instead_of(err, said_as)) from None
         if rest_on is not None:
 
             def without_rest(extra: dict[str, str]) -> str:

@@ -160,13 +160,17 @@ def _where(said: str, found: re.Match[str]) -> bool:
     return bool(_AT.search(before)) and not _AIMED.search(before)
 
 
+def _points_where(said: str) -> list[list[float | int]]:
+    """The points ``said`` gives as where a part is (after "at"), not what it aims at."""
+    return [_numbers(m) for m in _POINT.finditer(said) if _where(said, m)]
+
+
 def _points_of_others(text: str, name: str, names: list[str]) -> list[list[float | int]]:
     """The points the request gives the parts it names other than ``name``, after "at"."""
     points = []
     for other in names:
         if other.lower() != name.lower():
-            said = described(text, other)
-            points += [_numbers(m) for m in _POINT.finditer(said) if _where(said, m)]
+            points += _points_where(described(text, other))
     return points
 
 
@@ -188,8 +192,12 @@ def _says(arguments: dict[str, Any], what: re.Pattern[str]) -> bool:
 
 def _numbers(found: re.Match[str]) -> list[float | int]:
     """A point's numbers as written: 2, not 2.0."""
-    numbers = [float(group) for group in found.groups() if group is not None]
-    return [int(n) if n.is_integer() else n for n in numbers]
+    return _plain([float(group) for group in found.groups() if group is not None])
+
+
+def _plain(numbers: list[float | int]) -> list[float | int]:
+    """Numbers as a model writes them: 2, not 2.0."""
+    return [int(n) if float(n).is_integer() else n for n in numbers]
 
 
 def _without(text: str, name: str) -> str:

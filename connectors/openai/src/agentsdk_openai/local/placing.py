@@ -28,6 +28,7 @@ from .mending import (
     _mend,
     _mend_calls,
     _numbers,
+    _points_where,
     _same_point,
     _says,
     _up_axis,
@@ -156,7 +157,7 @@ def changed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
             return None
         (name,) = targets
         said = described(text, name)
-        if not asked_as_new(text, name) or any(_where(said, m) for m in _POINT.finditer(said)):
+        if not asked_as_new(text, name) or _points_where(said):
             return None
         required = tool.parameters.get("required") or []
         arguments = {
@@ -250,7 +251,7 @@ def aimed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         place = next((arguments[k] for k in _PLACES if k in arguments), None)
         if place is None and own is not None:
             said = described(text, own)
-            place = next((_numbers(m) for m in _POINT.finditer(said) if _where(said, m)), None)
+            place = next(iter(_points_where(said)), None)
         if not isinstance(place, list) or not _same_point(arguments[key], place):
             return None
         schema = (tool.parameters.get("properties") or {}).get(key)
@@ -279,6 +280,7 @@ _ON_PART = re.compile(
 "sitting on a blue box named body"."""
 
 _GROUND_WORDS = frozenset({"ground", "floor", "y=0"})
+_RESTING_KEY = re.compile(rf"^{RESTING_ARGUMENT}$")
 _BESIDE = re.compile(
     r"\b(?:apart|beside|next to|left|right|front|behind|corner|edge|end|side|along|row)\b",
     re.IGNORECASE,
@@ -336,7 +338,7 @@ def rested_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         (support,) = targets
         arguments = dict(call.arguments)
         given = arguments.get(RESTING_ARGUMENT)
-        if given is None and _says(arguments, re.compile(rf"^{RESTING_ARGUMENT}$")):
+        if given is None and _says(arguments, _RESTING_KEY):
             return None  # said among properties (the toolkits read it there)
         if given is None or str(given).strip().lower() in (*_GROUND_WORDS, made.name.lower()):
             logger.info("%s for %r rests on %r as asked", call.name, made.name, support)
@@ -344,7 +346,7 @@ def rested_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         elif str(given).strip().lower() != support.lower():
             return None  # another support of the call's own choosing
         required = tool.parameters.get("required") or []
-        if not any(_where(said, m) for m in _POINT.finditer(said)) and not _BESIDE.search(said):
+        if not _points_where(said) and not _BESIDE.search(said):
             # No point and no side said: centred on its support, as the toolkits rest a part
             # without a place (s22/1's orb "on top of" the pillar was put 3 m off it).
             for key in _PLACES:

@@ -17,6 +17,7 @@ from .mending import (
     _asked,
     _Made,
     _mend,
+    _plain,
     _says,
     _unsaid_files,
     _up_axis,
@@ -64,6 +65,7 @@ _ROUND = ("sphere", "ball", "uv_sphere", "ico_sphere")
 _UPRIGHT = ("cylinder", "cone", "capsule")
 
 _SIZE = "size"
+_SIZE_KEY = re.compile(rf"^{_SIZE}$")
 
 
 def _size_fields(schema: object, shape: str) -> list[str] | None:
@@ -134,7 +136,7 @@ def _by_size(
         size.insert(up, 0.0)
     else:
         return None
-    size = [int(v) if float(v).is_integer() else v for v in size]
+    size = _plain(size)
     logger.info("%s for %r sized as asked: %s", call.name, made.name, size)
     return {**call.arguments, _SIZE: size}
 
@@ -179,7 +181,7 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         others = _unsaid_files({k: v for k, v in call.arguments.items() if k != _SIZE}, text)
         if (key is None or key not in call.arguments) and _says(others, _MESH):
             return None  # a mesh set its own way (Godot's "SphereMesh()"): its shape unread
-        if _says(others, re.compile(rf"^{_SIZE}$")):
+        if _says(others, _SIZE_KEY):
             return None  # a size among properties too
         shape = str(call.arguments.get(key) or "box").lower() if key else "box"
         fields = _size_fields(properties.get(_SIZE), shape)
@@ -201,7 +203,8 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
             or 0 in size  # a zero is no dimension: the toolkits leave it out their own way
         ):
             return None
-        new = _as_read(size, fields)
+        read = _as_read(size, fields)
+        new = list(read)
         for index, value in wanted.items():
             if new[index] == value:
                 continue
@@ -209,8 +212,8 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
             if misplaced:
                 new[misplaced[0]] = new[index]
             new[index] = value
-        new = [int(v) if float(v).is_integer() else v for v in new]
-        if new == _as_read(size, fields) and _SIZE in call.arguments:
+        new = _plain(new)
+        if new == read and _SIZE in call.arguments:
             return None
         logger.info("%s for %r sized as asked: %s", call.name, made.name, new)
         return {**call.arguments, _SIZE: new}
