@@ -2,13 +2,14 @@
 does with them, with the toolkit's instructions in its prompt (the default since session 16)
 and without (``toolkit_instructions=False``, what such an agent sent before).
 
-Seven sets, each written before it was first run: ``s16``
+Eight sets, each written before it was first run: ``s16``
 (eight prompts, session 16), ``s17`` (nine more, written in session 17 before any change
 of that session was run), ``s18`` (nine more, written in session 18 before any run on
 them, after that session's changes were made but not measured on new prompts), ``s19``
 (nine more, written in session 19 the same way), ``s20`` (nine more, written in session
-20 before any run or change), ``s21`` (nine more, written in session 21 the same way) and
-``s22`` (nine more, written in session 22 after its changes were made, before any run). s19 and s20 were each held out for one run of new code only:
+20 before any run or change), ``s21`` (nine more, written in session 21 the same way),
+``s22`` (nine more, written in session 22 after its changes were made, before any run) and
+``s23`` (nine more, written in session 23 before any change or run). s19 and s20 were each held out for one run of new code only:
 later changes of their sessions used what those runs showed (the tasks README says which). Nothing checks the outcome
 automatically: each row keeps
 the calls, the answer and the last tool result (the scene as the tools describe it), and
@@ -16,7 +17,7 @@ the judgement is written in the tasks README. Writes --out (default
 benchmarks/results/new_user_prompts.json), and with --traces one trace per run (JSONL) and
 the local model's log beside it (``.log``: which calls were mended or asked again, and why).
 
-    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|...|s22] [--only on|off]
+    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|...|s23] [--only on|off]
         [--kit threejs|blender|godot] [--out FILE] [--traces DIR]
 """
 
@@ -115,6 +116,18 @@ SETS["s22"] = [
     ("godot", "Create a main scene with a green plane named Field, 20 by 20, and a white capsule named Hero standing on it."),
     ("godot", "Make a main scene with a DirectionalLight named Sun, a Camera named Eye at (0, 4, 10), and an orange cylinder named Tower, 3 tall, on the ground."),
     ("godot", "Build a main scene with a Node2D root, a Sprite named Ship at (200, 150) and a Label named Score at (10, 10) that says 0."),
+]  # fmt: skip
+
+SETS["s23"] = [
+    ("threejs", "Add a red box named crate, 1 by 1 by 1, on the ground at (2, 0, 0) and a blue sphere named ball of radius 0.5 on the ground at (-2, 0, 0), then show me a render."),
+    ("threejs", "Create a yellow cylinder named lamp, radius 0.3 and 1 tall, on the ground, with a point light named glow just above it."),
+    ("threejs", "Add a white plane named floor, 10 by 10, an orange cone named marker standing on it, and frame the marker in the camera."),
+    ("blender", "Add a blue cube named Box, 2 m on each side, on the ground, and a sun light named Sun, then render the scene."),
+    ("blender", "Create a red uv sphere named Ball of radius 0.5 m resting on a grey cube named Pedestal, 1 m on each side, on the ground."),
+    ("blender", "Put a camera named Cam at (6, -6, 4) looking at the origin and a green cone named Tree on the ground at the origin, and export the scene to tree.glb."),
+    ("godot", "Create a main scene with a red sphere named Ball of radius 1 at (0, 1, 0) and an omni light named Lamp at (0, 4, 0)."),
+    ("godot", "Make a main scene with a blue box named Wall, 4 by 2 by 0.2, standing on the ground, and a Camera named Eye at (0, 1, 6) looking at the wall."),
+    ("godot", "Build a main scene whose root is a Control, with a Label named Title that says Hello and a Button named Go below it."),
 ]  # fmt: skip
 
 
