@@ -6,7 +6,16 @@ from __future__ import annotations
 import pytest
 from agentsdk.testing import FunctionModel, ScriptedModel
 
-from agentsdk import Agent, LoopDetected, LoopGuard, ModelRequest, ToolCallPart, ToolError, tool
+from agentsdk import (
+    Agent,
+    LoopDetected,
+    LoopGuard,
+    ModelRequest,
+    ToolCallPart,
+    ToolError,
+    Unchanged,
+    tool,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -244,3 +253,59 @@ async def test_going_back_and_forth_while_the_results_change_is_progress() -> No
     result = await Agent(ScriptedModel(steps), tools=[recolour, add_light], max_turns=20).run("x")
     assert result.output == "done"
     assert not any(r.is_error for m in result.messages for r in m.tool_results)
+
+
+def _orb() -> tuple[dict[str, str], object, object]:
+    orb = {"colour": "grey"}
+
+    @tool(side_effects=True)
+    def paint(colour: str) -> str | Unchanged:
+        """Paint the orb.
+
+        Args:
+            colour: A colour name.
+        """
+        if orb["colour"] == colour:
+            return Unchanged(f"the orb already is {colour}")
+        orb["colour"] = colour
+        return f"painted the orb {colour}"
+
+    @tool
+    def render() -> str:
+        """Render the scene."""
+        return f"a {orb['colour']} orb"
+
+    return orb, paint, render
+
+
+def _paint(colour: str) -> ToolCallPart:
+    return ToolCallPart(name="paint", arguments={"colour": colour})
+
+
+async def test_calls_that_change_nothing_are_no_progress() -> None:
+    # New users' prompt s22/1: the scene was as asked; the 1.5B model set the orb's colour
+    # to the colour it had and rendered again, turn after turn, to the turn limit.
+    orb, paint, render = _orb()
+    look = ToolCallPart(name="render", arguments={})
+    steps = [_paint("white"), look, _paint("white"), look, "done"]
+    model = ScriptedModel(steps)
+    result = await Agent(model, tools=[paint, render], max_turns=10).run("a white orb")
+    results = [m.tool_results[0] for m in result.messages if m.tool_results]
+    assert [r.is_error for r in results] == [False, False, True, True]
+    assert results[2].text.startswith("Nothing changed: paint asked for what already was so")
+    assert results[2].text.endswith("the orb already is white")
+    assert results[3].text.startswith("Loop detected: you called render")  # the same look
+    # two looping turns in a row: the third is asked for the answer, and gives it
+    assert model.requests[4].settings.tool_choice == "none"
+    assert result.output == "done" and orb["colour"] == "white"
+
+
+async def test_a_call_that_changes_nothing_beside_one_that_does_is_progress() -> None:
+    _, paint, render = _orb()
+    look = ToolCallPart(name="render", arguments={})
+    model = ScriptedModel([_paint("red"), [_paint("red"), _paint("blue")], look, "done"])
+    result = await Agent(model, tools=[paint, render]).run("paint it")
+    outcomes = [r for m in result.messages for r in m.tool_results]
+    assert not any(r.is_error for r in outcomes)
+    assert outcomes[1].text == "the orb already is red"  # said by the tool, not an error
+    assert result.output == "done"

@@ -39,7 +39,16 @@ from .models import (
 )
 from .result import RunResult
 from .retry import RetryPolicy
-from .tools import Tool, ToolContext, ToolError, Toolkit, ToolOutcome, ToolSpec, tool
+from .tools import (
+    Tool,
+    ToolContext,
+    ToolError,
+    Toolkit,
+    ToolOutcome,
+    ToolSpec,
+    Unchanged,
+    tool,
+)
 
 __version__ = "0.1.0"
 
@@ -84,6 +93,7 @@ __all__ = [
     "ToolSpec",
     "Toolkit",
     "TurnInfo",
+    "Unchanged",
     "UnexpectedModelBehavior",
     "Usage",
     "tool",

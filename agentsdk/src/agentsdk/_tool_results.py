@@ -179,7 +179,9 @@ def route_outcome(
             "name": call.name,
             "parts": parts,
             "is_error": outcome.is_error,
+            "instead": outcome.instead,
         },
-        {"call_id", "name", "parts", "is_error"},
+        {"call_id", "name", "parts", "is_error"}
+        | ({"instead"} if outcome.instead is not None else set()),
     )
     return tool_result, images, trailing, events

@@ -17,6 +17,11 @@ existing step boundary (after the tools ran):
   re-added its light in turn until the run used all its turns). The scene looks the same
   after each such turn, so the pair of turns changed nothing; a single revisit (a look
   again after an undo) passes;
+* a call whose tool says it changed nothing (it returned :class:`~agentsdk.tools.Unchanged`:
+  a colour set to the colour the part had) made no progress either: a turn of nothing but
+  such calls and repeats is a looping turn, and the call's result says it changed nothing
+  (the 1.5B model recoloured a white orb white and rendered again, turn after turn, with the
+  scene already as asked);
 * a tool error identical to the same tool's previous error gets a note that says so;
 * after ``max_strikes - 1`` such turns in a row the next turn offers no tools
   (``tool_choice="none"``): the model has the notes in view and gives its final answer,
@@ -114,20 +119,32 @@ class LoopGuard:
             for c, o, t in zip(calls, outcomes, texts, strict=True)
         ]
         pairs = [_fingerprint(s + "\x00" + t) for s, t in zip(signatures, texts, strict=True)]
+        idle = [not o.is_error and o.unchanged for o in outcomes]  # changed nothing
         revisit = bool(calls) and all(
-            not o.is_error and p in self._seen for o, p in zip(outcomes, pairs, strict=True)
+            not o.is_error and (p in self._seen or o.unchanged)
+            for o, p in zip(outcomes, pairs, strict=True)
         )
         back_and_forth = revisit and self._revisited
         self._revisited = revisit
         self._seen.update(pairs)
         # Only a turn made of nothing but repeats is a loop: a new call beside a repeat (a
         # paint and a look in one turn) may be what changes the repeated call's world.
-        looped = back_and_forth or all(r or e for r, e in zip(repeats, same_errors, strict=True))
+        looped = back_and_forth or all(
+            r or e or i for r, e, i in zip(repeats, same_errors, idle, strict=True)
+        )
         out: list[ToolOutcome] = []
-        for call, outcome, repeat, same_error in zip(
-            calls, outcomes, repeats, same_errors, strict=True
+        for call, outcome, repeat, same_error, unchanged in zip(
+            calls, outcomes, repeats, same_errors, idle, strict=True
         ):
-            if looped and (repeat or back_and_forth):
+            if looped and unchanged and not repeat:
+                self._reason = f"{call.name}({_short(call)}) changed nothing"
+                note = TextPart(
+                    text=f"Nothing changed: {call.name} asked for what already was so, which "
+                    "made no progress. If the request is done, give your final answer; "
+                    "otherwise take its next step. The result was:"
+                )
+                outcome = ToolOutcome([note, *outcome.parts], is_error=True, kind="error")
+            elif looped and (repeat or back_and_forth):
                 again = "" if repeat else ", as your previous turn did"
                 self._reason = (
                     f"the model repeated {call.name}({_short(call)}) with the same result{again}"
@@ -139,7 +156,9 @@ class LoopGuard:
                     "change what you are looking at, or give your final answer. The result was:"
                 )
                 kind = outcome.kind if outcome.is_error else "error"
-                outcome = ToolOutcome([note, *outcome.parts], is_error=True, kind=kind)
+                outcome = ToolOutcome(
+                    [note, *outcome.parts], is_error=True, kind=kind, instead=outcome.instead
+                )
             elif same_error:
                 if looped:
                     self._reason = f"{call.name} failed twice in a row with the same error"
@@ -148,7 +167,12 @@ class LoopGuard:
                     f"{call.name}: repeating the same approach will fail again. Read the "
                     "error, then try different arguments or another tool."
                 )
-                outcome = ToolOutcome([*outcome.parts, note], is_error=True, kind=outcome.kind)
+                outcome = ToolOutcome(
+                    [*outcome.parts, note],
+                    is_error=True,
+                    kind=outcome.kind,
+                    instead=outcome.instead,
+                )
             out.append(outcome)
         for call, original, text in zip(calls, outcomes, texts, strict=True):
             if original.is_error:
@@ -156,7 +180,10 @@ class LoopGuard:
             else:
                 self._errors.pop(call.name, None)
         this_turn = dict(zip(signatures, texts, strict=True))
-        if any(not o.is_error and not r for o, r in zip(outcomes, repeats, strict=True)):
+        if any(
+            not o.is_error and not r and not o.unchanged
+            for o, r in zip(outcomes, repeats, strict=True)
+        ):
             # Something new succeeded: it may have changed the world (a delete before a
             # rebuild), so only this turn's calls count as "before" from now on.
             self._previous = this_turn

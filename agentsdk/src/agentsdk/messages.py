@@ -115,6 +115,10 @@ class ToolResultPart(_Frozen):
     name: str
     parts: list[TextPart | ImagePart] = Field(default_factory=list)
     is_error: bool = False
+    instead: dict[str, Any] | None = None
+    """For a refusal: the arguments of the call the tool offered in its place
+    (``ToolError(instead=...)``). Connectors do not send it as such (the error's text says
+    the call); the local model's connector sends it for a refused call resent unchanged."""
 
     @property
     def text(self) -> str:

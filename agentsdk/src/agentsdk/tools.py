@@ -37,6 +37,7 @@ __all__ = [
     "ToolOutcome",
     "ToolSpec",
     "Toolkit",
+    "Unchanged",
     "compile_schema",
     "to_parts",
     "tool",
@@ -52,11 +53,35 @@ class ToolError(Exception):
 
     The message is sent to the model as an error result, verbatim, followed by
     any ``images`` (e.g. the blank or broken frame the model should look at).
+
+    ``instead``: the arguments of a call of this tool that would do what the refused call
+    meant (a made-up property left out, say), when the tool can tell. The message should
+    say that call too; ``instead`` keeps it as data on the result
+    (:attr:`~agentsdk.messages.ToolResultPart.instead`), where a model connector may use
+    it (the local one sends it when its model resends the refused call unchanged).
     """
 
-    def __init__(self, message: str, *, images: Sequence[Image] = ()):
+    def __init__(
+        self,
+        message: str,
+        *,
+        images: Sequence[Image] = (),
+        instead: dict[str, Any] | None = None,
+    ):
         super().__init__(message)
         self.images = list(images)
+        self.instead = instead
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """Return ``Unchanged(value)`` from a tool whose call changed nothing, the world already
+    being as it asked (a colour set to the colour it had): ``value`` is the result as
+    usual. The loop guard counts such a call as no progress, like a repeat, so a model
+    that keeps asking for what already is is told so and asked for its answer
+    (:class:`~agentsdk.loopguard.LoopGuard`)."""
+
+    value: Any
 
 
 class ToolSpec(BaseModel):
@@ -119,6 +144,10 @@ class ToolOutcome:
     parts: list[TextPart | ImagePart]
     is_error: bool = False
     kind: Literal["ok", "invalid_arguments", "error", "timeout"] = "ok"
+    instead: dict[str, Any] | None = None
+    """The call a refusal offers (``ToolError(instead=...)``)."""
+    unchanged: bool = False
+    """The call changed nothing (the tool returned :class:`Unchanged`)."""
 
     @property
     def text(self) -> str:
@@ -339,10 +368,12 @@ class Tool:
         except ToolError as exc:
             parts: list[TextPart | ImagePart] = [TextPart(text=str(exc))]
             parts.extend(image.to_part() for image in exc.images)
-            return ToolOutcome(parts, is_error=True, kind="error")
+            return ToolOutcome(parts, is_error=True, kind="error", instead=exc.instead)
         except Exception as exc:
             text = f"Tool '{self.name}' failed: {type(exc).__name__}: {exc}"
             return ToolOutcome([TextPart(text=text)], is_error=True, kind="error")
+        if isinstance(value, Unchanged):
+            return ToolOutcome(to_parts(value.value), unchanged=True)
         return ToolOutcome(to_parts(value))
 
     def _invoke(self, kwargs: dict[str, Any], ctx: ToolContext | None = None) -> Awaitable[Any]:

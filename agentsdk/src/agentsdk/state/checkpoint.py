@@ -257,6 +257,10 @@ class Checkpointer:
                     await self._outcome_json(call.id, outcome) if stored else outcome.parts
                 )
                 entry.update(is_error=outcome.is_error, kind=outcome.kind, duration=duration)
+                if outcome.instead is not None:
+                    entry["instead"] = outcome.instead
+                if outcome.unchanged:
+                    entry["unchanged"] = True
             calls.append(entry)
         return {
             "turn": pending.turn,

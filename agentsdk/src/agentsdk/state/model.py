@@ -62,6 +62,10 @@ class CallRecord(BaseModel):
     """Its result, once it ran (or was rejected)."""
     is_error: bool = False
     kind: Literal["ok", "invalid_arguments", "error", "timeout"] = "ok"
+    instead: dict[str, Any] | None = None
+    """The call its refusal offered (``ToolError(instead=...)``)."""
+    unchanged: bool = False
+    """The call changed nothing (its tool returned ``Unchanged``)."""
     duration: float = 0.0
 
 

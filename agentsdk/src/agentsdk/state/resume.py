@@ -230,7 +230,10 @@ def resume_into(
         done: dict[str, tuple[ToolOutcome, float]] = {}
         for r in records:
             if r.outcome is not None:
-                done[r.call.id] = (ToolOutcome(list(r.outcome), r.is_error, r.kind), r.duration)
+                done[r.call.id] = (
+                    ToolOutcome(list(r.outcome), r.is_error, r.kind, r.instead, r.unchanged),
+                    r.duration,
+                )
             elif r.started and (tool := tools.get(r.call.name)) is not None and tool.side_effects:
                 done[r.call.id] = (_interrupted(r), 0.0)
             checkpointer.records[r.call.id] = CallMeta(
