@@ -345,3 +345,88 @@ async def test_a_missing_file_with_nothing_in_its_place_adds_nothing(
                      properties={"color": "blue"})  # fmt: skip
     assert "mesh = CubeMesh()" in done.text
     assert material_colour(toolkit, "Player") == Constructor("Color", (0, 0, 1, 1))
+
+
+async def test_a_refusal_carries_the_call_it_offers_and_that_call_adds_the_node(
+    toolkit: GodotToolkit,
+) -> None:
+    # New users' prompts s16/7, s17/9 and s22/7: the 1.5B model sent each refused call again
+    # unchanged; the offer, as data (ToolError.instead), lets its connector send the offer.
+    await add(toolkit, name="Field", type="MeshInstance", shape="plane", size=[20, 0, 20])
+    cases = [
+        # a made-up property
+        {"name": "Camera", "type": "Camera",
+         "properties": {"direction": "front", "translation": "Vector3( 0, 1, 5 )"}},
+        # a size a capsule cannot have (it lies along z in Godot 3)
+        {"name": "Hero", "type": "MeshInstance", "shape": "capsule", "color": "white",
+         "rest_on": "Field", "properties": {"size": "[2,2,1]"}},
+        # a file the project does not have, nothing to stand in for it
+        {"name": "Rock", "type": "MeshInstance", "properties": {"mesh": "res://rock.mesh"}},
+    ]  # fmt: skip
+    refused = refuser(toolkit)
+    offers = []
+    for asked in cases:
+        [found] = [t for t in toolkit.tools() if t.name == "add_node"]
+        done = await found.call({"scene": SCENE, **asked})
+        text = await refused(**asked)  # the same refusal, and nothing written
+        assert done.is_error and done.text == text
+        assert done.instead is not None, text
+        written = text.rsplit(": add_node(", 1)[1]
+        assert all(f"{key}=" in written for key in done.instead), (done.instead, text)
+        assert done.instead["scene"] == SCENE and done.instead["name"] == asked["name"]
+        offers.append(done.instead)
+    camera, hero, rock = offers
+    assert camera["properties"] == {"translation": "Vector3( 0, 1, 5 )"}
+    assert hero["size"] == [1, 1, 2] and hero["rest_on"] == "Field"
+    assert rock["shape"] == "box" and "properties" not in rock
+    for offer in offers:
+        made = await call(toolkit, "add_node", **offer)  # each offer adds its node
+        assert not made.is_error, (offer, made.text)
+    m = await toolkit.measurements(SCENE)
+    hero_box = m.bounded("Hero")
+    assert hero_box.size == pytest.approx((1, 1, 2), abs=0.01)  # a capsule 2 long, 1 across
+    assert hero_box.centre[1] == pytest.approx(0.5, abs=0.01)  # resting on the Field
+    doc = toolkit.project.read_scene(SCENE)
+    assert {n.name for n in doc.nodes} >= {"Camera", "Hero", "Rock"}
+    # A refusal with no call to offer has none.
+    bare = await call(toolkit, "add_node", scene=SCENE, name="X", type="MeshInstance",
+                      shape="pyramid")  # fmt: skip
+    assert bare.is_error and bare.instead is None
+
+
+async def test_a_shape_of_none_on_a_light_is_no_shape(toolkit: GodotToolkit) -> None:
+    # s17/9: "an omni light named Bulb" came as {"type": ..., "shape": "none"}.
+    done = await add(toolkit, name="Bulb", type="OmniLight", shape="none", position=[0, 3, 0])
+    assert "added OmniLight Bulb" in done.text and "mesh" not in done.text, done.text
+    node = toolkit.project.read_scene(SCENE).node("Bulb")
+    assert "mesh" not in node.properties
+
+
+async def test_a_size_beside_a_mesh_set_among_properties_sizes_that_mesh(
+    toolkit: GodotToolkit,
+) -> None:
+    # What the local model's size mend sends for s21/7's Apple of radius 0.2.
+    await add(toolkit, name="Apple", type="MeshInstance", size=[0.4, 0.4, 0.4],
+              properties={"mesh": "SphereMesh()"}, position=[0, 1, 0])  # fmt: skip
+    m = await toolkit.measurements(SCENE)
+    assert m.bounded("Apple").size == pytest.approx((0.4, 0.4, 0.4), abs=0.01)
+
+
+async def test_a_shape_that_is_none_of_the_shapes_on_a_camera_is_offered_without_it(
+    toolkit: GodotToolkit,
+) -> None:
+    # s23/8: "a Camera named Eye at (0, 1, 6)" came with "shape": "camera", three times.
+    refused = refuser(toolkit)
+    asked = {"name": "Eye", "type": "Camera", "shape": "camera", "position": [0, 1, 6]}
+    text = await refused(**asked)
+    assert text.startswith("shape is one of box, sphere, cylinder, cone, capsule, plane, not")
+    [found] = [t for t in toolkit.tools() if t.name == "add_node"]
+    done = await found.call({"scene": SCENE, **asked})
+    assert done.instead == {"scene": SCENE, "name": "Eye", "type": "Camera", "parent": ".",
+                            "position": [0, 1, 6]}  # fmt: skip
+    assert text.endswith('To add Eye without shape: add_node(scene="res://main.tscn", name="Eye", '
+                         'type="Camera", parent=".", position=[0, 1, 6])')  # fmt: skip
+    await add(toolkit, **{k: v for k, v in done.instead.items() if k != "scene"})
+    # On a mesh node the shape is the point of the call: no call is offered.
+    mesh = await found.call({"scene": SCENE, "name": "M", "type": "MeshInstance", "shape": "hat"})
+    assert mesh.is_error and mesh.instead is None

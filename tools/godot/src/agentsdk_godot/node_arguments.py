@@ -48,6 +48,7 @@ __all__ = [
     "SHAPES",
     "ArgumentRefused",
     "NodeArguments",
+    "add_node_arguments",
     "add_node_call",
     "read_misplaced",
 ]
@@ -65,6 +66,8 @@ SHAPES: dict[str, tuple[str, dict[str, str]]] = {
 """shape -> (mesh class in Godot 3 names, fields of that mesh the shape sets)."""
 
 _SHAPE_WORDS = {"cube": "box", "ball": "sphere"}
+_NO_SHAPE = ("", "none", "null", "no shape")
+"""What a model writes as the shape of a node with none."""
 COLOUR_NAMES = frozenset({"color", "colour", "albedo", "albedo_color", "albedo_colour"})
 """Names a model gives a mesh node's colour as if it were the node's own property."""
 _FONT_COLOURS = ("custom_colors/font_color", "theme_override_colors/font_color")
@@ -76,11 +79,17 @@ PLACING = ("translation", "transform", "position", "rect_position")
 _CALL_ORDER = ("properties", "rest_on", "size", "shape", "color", "position")
 
 
-def add_node_call(asked: dict[str, object]) -> str:
-    """The add_node call with these arguments, written as a model writes one (scene, name, type
-    and parent always; the others when given)."""
+def add_node_arguments(asked: dict[str, object]) -> dict[str, object]:
+    """The arguments of an add_node call as a model writes them: scene, name, type and
+    parent always; the others when given."""
     said = {key: asked[key] for key in ("scene", "name", "type", "parent")}
     said.update({key: asked[key] for key in _CALL_ORDER if asked.get(key) not in (None, {})})
+    return said
+
+
+def add_node_call(asked: dict[str, object]) -> str:
+    """The add_node call with these arguments (:func:`add_node_arguments`), written out."""
+    said = add_node_arguments(asked)
     return "add_node(" + ", ".join(f"{key}={_json(v)}" for key, v in said.items()) + ")"
 
 
@@ -123,6 +132,8 @@ class NodeArguments:
     """property -> the argument that set it (after `merge`)."""
 
     def __post_init__(self) -> None:
+        if self.shape is not None and self.shape.strip().lower() in _NO_SHAPE:
+            self.shape = None  # a light's "shape": "none" (the 1.5B model wrote it on s17/9)
         if self.shape is not None:
             word = _shape_word(self.shape)
             if word is None:

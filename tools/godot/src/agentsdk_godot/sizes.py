@@ -43,6 +43,7 @@ __all__ = [
     "MESHES",
     "NODE_SHAPES",
     "SizeError",
+    "SizeRefused",
     "fields_for",
     "parse_size",
     "read_numbers",
@@ -72,7 +73,20 @@ _VECTOR = re.compile(r"^Vector[23]")  # "Vector3( 0, 2, 6 )"
 
 
 class SizeError(ValueError):
-    """A size that cannot be read, or that the shape cannot have (the message says why)."""
+    """A size that cannot be read, or that the shape cannot have (the message says why);
+    `fixed`: the size meant, when it can be told (a capsule's numbers in its order)."""
+
+    def __init__(self, message: str, fixed: Size | None = None):
+        super().__init__(message)
+        self.fixed = fixed
+
+
+class SizeRefused(ToolError):
+    """`resize`'s refusal of a size, with the size meant when it can be told (`fixed`)."""
+
+    def __init__(self, message: str, fixed: Size | None = None):
+        super().__init__(message)
+        self.fixed = fixed
 
 
 def shown(size: Size) -> str:
@@ -219,10 +233,14 @@ def _capsule(size: Size, dialect: GodotDialect) -> dict[str, float]:
         shape = ["width", "width", "width"]
         shape[axis] = "length"
         turn = "; rotation_degrees = Vector3( 90, 0, 0 ) stands it up" if axis == 2 else ""
+        # The numbers in a capsule's order: the thinnest across, the longest along it.
+        fixed = [min(size)] * 3
+        fixed[axis] = max(size)
         raise SizeError(
             f"a CapsuleMesh lies along {'xyz'[axis]} in Godot {dialect.major}: give "
             f"[{', '.join(shape)}] with length >= width, e.g. [{', '.join(example)}], "
-            f"not {shown(size)}{turn}"
+            f"not {shown(size)}{turn}",
+            (fixed[0], fixed[1], fixed[2]) if max(size) > min(size) else None,
         )
     return dialect.capsule_fields(width / 2, length)
 
@@ -280,7 +298,7 @@ async def resize(writer: PropertyWriter, node: NodeEntry, size: Size) -> list[st
     try:
         fields = fields_for(shape, size, current, dialect)
     except SizeError as err:
-        raise ToolError(str(err)) from None
+        raise SizeRefused(str(err), err.fixed) from None
     stored = []
     for key, value in fields.items():
         text = format_variant(value, dialect.style)

@@ -17,6 +17,7 @@ from agentsdk_godot.node_arguments import (
     PLACING,
     ArgumentRefused,
     NodeArguments,
+    add_node_arguments,
     add_node_call,
     read_misplaced,
 )
@@ -34,7 +35,7 @@ from agentsdk_godot.rest import (
     stored_vector2,
 )
 from agentsdk_godot.scene import NodeEntry, SceneError, SceneFile
-from agentsdk_godot.sizes import SizeError, parse_size, resize, shown
+from agentsdk_godot.sizes import SizeError, SizeRefused, parse_size, resize, shown
 from agentsdk_godot.toolkit_base import (
     GodotToolkitBase,
     OptColour,
@@ -220,6 +221,35 @@ class AuthoringTools(GodotToolkitBase):
             color: Name (red) or hex (#ff8800).
             position: [x, y, z] in 3D, [x, y] pixels in 2D.
         """
+        offers: dict[str, dict[str, object]] = {}
+        try:
+            return await self._add_node(
+                offers, scene, name, type, parent, properties, rest_on, size, shape, color, position
+            )
+        except ToolError as err:
+            # A refusal that writes out the call to make instead carries it as data too
+            # (ToolError.instead), for a connector to use.
+            offered = next((a for text, a in offers.items() if text in str(err)), None)
+            if err.instead is not None or offered is None:
+                raise
+            raise ToolError(str(err), images=err.images, instead=offered) from None
+
+    async def _add_node(
+        self,
+        offers: dict[str, dict[str, object]],
+        scene: str,
+        name: str,
+        type: str,
+        parent: str,
+        properties: dict[str, str] | None,
+        rest_on: str | None,
+        size: object,
+        shape: str | None,
+        color: str | None,
+        position: object,
+    ) -> SceneChange:
+        """add_node's work; each call it offers in a refusal is recorded in `offers` (text
+        -> arguments)."""
         doc = self._scene(scene)
         properties = dict(properties or {})
         if rest_on is None and "rest_on" in properties:  # an argument written among properties
@@ -231,7 +261,9 @@ class AuthoringTools(GodotToolkitBase):
             asked: dict[str, object] = {"scene": scene, "name": name, "type": type}
             asked.update(parent=parent, properties=original, rest_on=rest_on, size=size)
             asked.update(shape=shape, color=color, position=position)
-            return add_node_call({**asked, **changes})
+            text = add_node_call({**asked, **changes})
+            offers[text] = add_node_arguments({**asked, **changes})
+            return text
 
         def instead_of(err: ArgumentRefused, said_as: dict[str, str]) -> str | None:
             """The call to make instead of one refused for `err` (None: none to offer)."""
@@ -251,7 +283,11 @@ class AuthoringTools(GodotToolkitBase):
         try:
             typed = NodeArguments(shape, color, position)
         except ArgumentRefused as err:
-            raise _refused(err, name, None) from None
+            # A shape that is none of the shapes, on a node that is not a mesh node (s23/8:
+            # "shape": "camera" on a Camera): the call without it is offered.
+            mesh_node = self.project.dialect.class_name("MeshInstance")
+            odd = err.argument == "shape" and self.project.dialect.class_name(type) != mesh_node
+            raise _refused(err, name, again(shape=None) if odd else None) from None
         if rest_on is not None:
             rest_on = _meant_support(doc, rest_on, name, new=True)
         if rest_on is not None:
@@ -318,7 +354,14 @@ class AuthoringTools(GodotToolkitBase):
             stored += [_read_as(said, key) for said, key in meant.items() if key != said]
             stored += misread
             if wanted is not None:
-                sized = await resize(writer, node, wanted)
+                try:
+                    sized = await resize(writer, node, wanted)
+                except SizeRefused as err:
+                    if err.fixed is None:
+                        raise
+                    unsized = {k: v for k, v in original.items() if k != "size"}
+                    offer = again(size=list(err.fixed), properties=unsized)
+                    raise ToolError(f"{err} Nothing was added. To add {name} so: {offer}") from None
                 clash = [f for f in sized if f.split(" = ")[0] in properties and f not in stored]
                 if clash:
                     raise ToolError(
