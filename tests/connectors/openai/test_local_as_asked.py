@@ -616,7 +616,7 @@ def test_nothing_is_aimed_at_its_own_point(text: str, call: ToolCallPart, aim: o
          [1, 1, 1]),
         ("Create a main scene with a grey box named Table and a green sphere named Apple of "
          "radius 0.2 on top of it.", _call("add_node", name="Apple", **GODOT, properties={
-             "mesh": "SphereMesh()", "size": "[0.2, 0.2, 0.2]"}), None),
+             "mesh": "SphereMesh()", "size": "about this big"}), None),
         ("Add a box named Crate of radius 2.", _call("add_object", name="Crate", shape="box"),
          None),
         ("Add a red sphere named Ball.", _call("add_object", name="Ball", shape="sphere",
@@ -644,6 +644,47 @@ def test_a_shape_sized_as_the_request_gives_it(
     }
     if size == call.arguments.get("size"):
         assert mended is response
+
+
+@pytest.mark.parametrize(
+    ("text", "properties", "shape", "size"),
+    [
+        # s21/7: the shape by its mesh class, the size as text among properties
+        ("Create a main scene with a grey box named Table, 2 by 1 by 1, standing on the "
+         "ground, and a green sphere named Apple of radius 0.2 on top of it.",
+         {"mesh": "SphereMesh()", "size": "[0.2, 0.2, 0.2]"}, None, [0.4, 0.4, 0.4]),
+        # s20/7: the shape both ways, the size as text
+        ("Create a main scene with a green box named Field, 20 by 0.1 by 20, and a white "
+         "sphere named Apple of radius 0.5 resting on it.",
+         {"shape": "sphere", "size": "[0.5, 0.5, 0.5]"}, "sphere", [1, 1, 1]),
+        # a Vector3, and a list
+        ("Add an orange cylinder named Apple, 3 tall, on the ground.",
+         {"size": "Vector3( 1, 1, 1 )"}, "cylinder", [1, 3, 1]),
+        ("Add an orange cylinder named Apple, 3 tall, on the ground.",
+         {"size": [1, 2, 1], "cast_shadow": "0"}, "cylinder", [1, 3, 1]),
+        # as asked already, or a mesh whose shape is not read: left as written
+        ("Add a box named Apple, 2 by 1 by 1.", {"size": "[2, 1, 1]"}, "box", None),
+        ("Add a sphere named Apple of radius 1.", {"mesh": "ArrayMesh()", "size": "[1, 1, 1]"},
+         None, None),
+    ],
+)  # fmt: skip
+def test_a_size_among_properties_is_read_and_mended_as_the_argument(
+    text: str, properties: dict[str, Any], shape: str | None, size: list[float] | None
+) -> None:
+    call = _call("add_node", name="Apple", **GODOT, properties=properties)
+    if shape is not None:
+        call.arguments["shape"] = shape
+    response = ModelResponse(parts=[call])
+    mended = sized_as_asked(_ask(text, call.name), response)
+    if size is None:
+        assert mended is response
+        return
+    (got,) = mended.tool_calls
+    assert got.arguments["size"] == size
+    assert got.arguments["properties"] == {k: v for k, v in properties.items() if k != "size"}
+    assert {k: v for k, v in got.arguments.items() if k not in ("size", "properties")} == {
+        k: v for k, v in call.arguments.items() if k != "properties"
+    }
 
 
 @pytest.mark.parametrize(

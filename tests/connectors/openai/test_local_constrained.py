@@ -25,6 +25,7 @@ from agentsdk import (
     ModelRequest,
     ModelResponse,
     ModelSettings,
+    ResponseTruncatedError,
     StreamDelta,
     TextPart,
     ToolCallPart,
@@ -502,12 +503,8 @@ ADD = ToolSpec(
 )
 
 
-async def test_an_answer_with_a_named_part_unmade_gets_the_call_for_it(
-    qwen_engine: LocalEngine,
-) -> None:
-    # The 1.5B model made the first of two named objects and answered (three of eight new
-    # users' prompts in session 16): the answer is not taken while "plate" is untouched;
-    # the call for it is asked for, with the cue naming it.
+def _sun_made() -> tuple[LocalChatModel, str, ModelRequest]:
+    """The 0.5B model, a request for two named parts, and the turn after the first was made."""
     model = connect("local:qwen2.5-coder-0.5b")
     assert isinstance(model, LocalChatModel)
     ask = "Add a red sphere named sun and a green box named plate."
@@ -517,6 +514,17 @@ async def test_an_answer_with_a_named_part_unmade_gets_the_call_for_it(
         tools=[ADD],
         settings=ModelSettings(temperature=0, max_tokens=96),
     )
+    return model, ask, request
+
+
+async def test_an_answer_with_a_named_part_unmade_gets_the_call_for_it(
+    qwen_engine: LocalEngine,
+) -> None:
+    # The 1.5B model made the first of two named objects and answered (three of eight new
+    # users' prompts in session 16): the answer is not taken while "plate" is untouched;
+    # the call for it is asked for, with the cue naming it.
+    model, ask, request = _sun_made()
+    (sun,) = request.messages[1].tool_calls
     early = ModelResponse(parts=[TextPart(text="The red sun is there.")], usage=Usage(requests=1))
     made = await model._make_unmade_part(request, early)
     (call,) = made.tool_calls
@@ -552,6 +560,40 @@ async def test_an_answer_with_a_named_part_unmade_gets_the_call_for_it(
     model.ask_for_unmade = False
     assert await model._make_unmade_part(fresh, early) is early
     await model.aclose()
+
+
+async def test_a_text_answer_cut_off_with_a_part_left_gets_the_call_for_it(
+    qwen_engine: LocalEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # s23/7: after the first of two parts the 1.5B model wrote 1,024 tokens of text and the
+    # run ended on ResponseTruncatedError. The engine's answer is cut here by hand (a run of
+    # text that long takes a minute on 2 cores); the call in its place is the engine's own.
+    from agentsdk_openai.model import OpenAIChatModel
+
+    model, ask, request = _sun_made()
+    cut = ModelResponse(parts=[TextPart(text="The sun is a sphere. " * 40)], finish_reason="length")
+    real, calls = OpenAIChatModel.request, []
+
+    async def cut_first(self: OpenAIChatModel, req: ModelRequest) -> ModelResponse:
+        calls.append(req)
+        if len(calls) == 1:
+            raise ResponseTruncatedError("cut off (test)", response=cut)
+        return await real(self, req)
+
+    monkeypatch.setattr(OpenAIChatModel, "request", cut_first)
+    made = await model.request(request)
+    (call,) = made.tool_calls
+    _assert_valid(call, [ADD])
+    assert call.arguments["name"] == "plate", call.arguments
+    assert len(calls) == 2  # the cut answer, then the call asked for
+    # With nothing left to make, the error stands: the answer was only cut off.
+    plate = ToolCallPart(name="add_object", arguments={"name": "plate", "shape": "box"})
+    done = request.model_copy(
+        update={"messages": [*request.messages, *_one_call(ask, plate, 'added box "plate".')[1:]]}
+    )
+    calls.clear()
+    with pytest.raises(ResponseTruncatedError, match=r"cut off \(test\)"):
+        await model.request(done)
 
 
 MAKE = ADD.model_copy(update={"creates": "name"})

@@ -9,8 +9,9 @@ Each step takes the turn's response and gives it back, or one sampled again:
   call that makes a part as another kind of thing, or needs a part not yet made, becomes
   the call that makes it (:mod:`.unmade`);
 - an answer that echoes a cue or the request is asked for again as text;
-- then the answer's claims of files no tool wrote are owned up to (:mod:`.answers`) and the
-  calls mended to the request (:mod:`.as_asked`).
+- then the answer's claims of files no tool wrote are owned up to (:mod:`.answers`), the
+  calls mended to the request (:mod:`.as_asked`), and a refused call sent again unchanged
+  replaced by the call its refusal offered (:mod:`.offers`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .announced import announced_tool, announces_a_step, echoes_call_format, ech
 from .answers import echo_kind, echoes_request, listed, owned_up
 from .as_asked import as_asked
 from .grammar import TURN_GRAMMAR, tool_call_grammar
+from .offers import offer_taken
 from .unmade import (
     Part,
     another_kind_unmade,
@@ -72,7 +74,7 @@ class Reasking(OpenAIChatModel):
         response = await self._remake_another_kind(request, response)
         response = await self._make_premature_part(request, response)
         response = owned_up(request, response)
-        return as_asked(request, response)
+        return offer_taken(request, as_asked(request, response))
 
     async def _make_announced_call(
         self, request: ModelRequest, response: ModelResponse

@@ -67,6 +67,50 @@ _UPRIGHT = ("cylinder", "cone", "capsule")
 _SIZE = "size"
 _SIZE_KEY = re.compile(rf"^{_SIZE}$")
 
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_WRITTEN_SIZE = re.compile(
+    rf"\s*(?:Vector3\s*)?[\[(]\s*({_NUMBER}(?:\s*,\s*{_NUMBER})*)\s*[\])]\s*", re.IGNORECASE
+)
+"""A size written as text among properties: ``"[0.5, 0.5, 0.5]"``, ``"Vector3( 2, 2, 2 )"``."""
+
+_PRIMITIVE = re.compile(r"\s*([a-z]+?)\s*mesh\s*(?:\(\s*\))?\s*", re.IGNORECASE)
+"""A mesh value naming a primitive mesh class: ``"SphereMesh()"`` is a sphere."""
+_PRIMITIVES = ("box", "cube", "sphere", "cylinder", "capsule", "plane", "prism", "quad")
+
+
+def _size_lifted(arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """The call with a size written among a dict argument's entries (Godot's
+    ``properties: {"size": "[0.5, 0.5, 0.5]"}``, which its toolkit reads as the ``size``
+    argument) as the ``size`` argument, or None when it has none that reads as numbers."""
+    for key, value in arguments.items():
+        if not isinstance(value, dict) or _SIZE not in value:
+            continue
+        said = value[_SIZE]
+        if isinstance(said, list) and all(isinstance(v, int | float) for v in said):
+            numbers = list(said)
+        elif isinstance(said, str) and (found := _WRITTEN_SIZE.fullmatch(said)):
+            numbers = [float(n) for n in found.group(1).split(",")]
+        else:
+            return None
+        rest = {k: v for k, v in value.items() if k != _SIZE}
+        return {**arguments, key: rest, _SIZE: _plain(numbers)}
+    return None
+
+
+def _mesh_shape(arguments: dict[str, Any]) -> str | None:
+    """The shape a primitive mesh the call sets its own way names ("SphereMesh()"), or None."""
+    for value in arguments.values():
+        entries = value.items() if isinstance(value, dict) else ()
+        for key, said in entries:
+            found = (
+                _PRIMITIVE.fullmatch(said)
+                if _MESH.search(str(key)) and isinstance(said, str)
+                else None
+            )
+            if found is not None and found.group(1).lower() in _PRIMITIVES:
+                return found.group(1).lower()
+    return None
+
 
 def _size_fields(schema: object, shape: str) -> list[str] | None:
     """The fields of ``size`` for this shape, from the argument's description: the list
@@ -158,7 +202,14 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
     with no size and ``position: [0, 0, 3]`` (Godot), and "a green sphere named Apple of
     radius 0.2" as ``size: [0.2, 0.2, 0.2]``, a sphere half as wide (Godot's size is the
     extent). Parts named together share a clause whose numbers are each one's ("three white
-    spheres named base, middle and head, of radius 1, 0.7 and 0.45"): left alone."""
+    spheres named base, middle and head, of radius 1, 0.7 and 0.45"): left alone.
+
+    A size written among a dict argument's entries (Godot's ``properties: {"size": "[0.5,
+    0.5, 0.5]"}``, which its toolkit reads as the argument) is read as the call's size, and
+    a primitive mesh set there ("SphereMesh()") as its shape; mended, the size becomes the
+    argument (the 1.5B model gave "a white sphere named Ball of radius 0.5" as such a size
+    of 0.5, a ball half as wide, on s20/7, and "Apple of radius 0.2" with ``"mesh":
+    "SphereMesh()"`` on s21/7)."""
     text = _asked(request)
 
     def mend(made: _Made) -> dict[str, Any] | None:
@@ -178,19 +229,23 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
             return None
         properties = tool.parameters.get("properties") or {}
         key = next((k for k in _SHAPE_ARGUMENTS if k in properties), None)
-        others = _unsaid_files({k: v for k, v in call.arguments.items() if k != _SIZE}, text)
-        if (key is None or key not in call.arguments) and _says(others, _MESH):
-            return None  # a mesh set its own way (Godot's "SphereMesh()"): its shape unread
+        arguments = call.arguments
+        if _SIZE in properties and _SIZE not in arguments:
+            arguments = _size_lifted(arguments) or arguments
+        others = _unsaid_files({k: v for k, v in arguments.items() if k != _SIZE}, text)
+        meshed = _mesh_shape(others)
+        if (key is None or key not in arguments) and _says(others, _MESH) and meshed is None:
+            return None  # a mesh set its own way, its shape unread
         if _says(others, _SIZE_KEY):
-            return None  # a size among properties too
-        shape = str(call.arguments.get(key) or "box").lower() if key else "box"
+            return None  # a size among properties too, not read as numbers
+        shape = str(arguments.get(key) or meshed or "box").lower() if key else "box"
         fields = _size_fields(properties.get(_SIZE), shape)
         if fields is None:
             return None
         height = float(tall[0]) if tall else None
         radius = float(round_[0]) if round_ else None
         wanted = _wanted_size(fields, shape, _up_axis(tool), height, radius)
-        size = call.arguments.get(_SIZE)
+        size = arguments.get(_SIZE)
         if by and size is None and not wanted:
             return _by_size(made, [float(n) for n in by[0] if n], fields, shape)
         if not wanted:
@@ -213,9 +268,9 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
                 new[misplaced[0]] = new[index]
             new[index] = value
         new = _plain(new)
-        if new == read and _SIZE in call.arguments:
-            return None
+        if new == read and _SIZE in arguments:
+            return None  # as asked (a size among properties stays where it was written)
         logger.info("%s for %r sized as asked: %s", call.name, made.name, new)
-        return {**call.arguments, _SIZE: new}
+        return {**arguments, _SIZE: new}
 
     return _mend(request, response, mend)
