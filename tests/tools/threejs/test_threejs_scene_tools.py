@@ -422,3 +422,49 @@ async def test_a_size_that_is_the_position_again_is_named_and_the_call_without_i
     )
     assert not made.is_error
     assert "crate (box #0000ff) at (2, 0.5, -1) size 1x1x1" in made.text
+
+
+async def test_an_operation_that_changes_nothing_says_so(toolkit: ThreeJSToolkit) -> None:
+    # New users' prompt s22/1: the orb recoloured white when white, turn after turn.
+    await fresh(toolkit)
+    made = await call(toolkit, "add_object", name="orb", shape="sphere", color="white")
+    assert not made.is_error and not made.unchanged, made.text
+    lamp = await call(toolkit, "add_light", kind="point", name="lamp", position=[0, 3, 3])
+    assert not lamp.unchanged
+    same = await call(toolkit, "update_object", name="orb", color="white", position=[0, 0, 0])
+    assert not same.is_error and same.unchanged, same.text
+    assert same.text.startswith('Nothing changed: the scene already was so (updated "orb"')
+    assert same.images  # still rendered: the model sees the scene it asked for
+    # A light replaced by one just like it is no change; one brighter is.
+    again = await call(toolkit, "add_light", kind="point", name="lamp", position=[0, 3, 3])
+    assert again.unchanged, again.text
+    brighter = await call(
+        toolkit, "add_light", kind="point", name="lamp", position=[0, 3, 3], intensity=9
+    )
+    assert not brighter.unchanged, brighter.text
+    # Each field the typed operations set counts: opacity, turn, scale, visibility.
+    for changed in ({"opacity": 0.5}, {"rotation": [0, 45, 0]}, {"scale": [2]}, {"visible": False}):
+        done = await call(toolkit, "update_object", name="orb", **changed)
+        assert not done.is_error and not done.unchanged, (changed, done.text)
+        repeated = await call(toolkit, "update_object", name="orb", **changed)
+        assert repeated.unchanged, (changed, repeated.text)
+    looked = await call(toolkit, "render")
+    assert not looked.unchanged  # a look changes nothing and is not asked to
+
+
+async def test_a_run_that_keeps_asking_for_what_already_is_is_asked_for_its_answer(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    await fresh(toolkit)
+    white = ToolCallPart(name="update_object", arguments={"name": "orb", "color": "white"})
+    look = ToolCallPart(name="render", arguments={})
+    made = ToolCallPart(
+        name="add_object", arguments={"name": "orb", "shape": "sphere", "color": "white"}
+    )
+    model = ScriptedModel([made, look, white, look, "The white orb is there."])
+    result = await Agent(model, tools=[toolkit]).run("Add a white sphere named orb.")
+    results = [r for m in result.messages for r in m.tool_results]
+    assert [r.is_error for r in results] == [False, False, True, True]
+    assert results[2].text.startswith("Nothing changed: update_object asked for what already")
+    assert model.requests[-1].settings.tool_choice == "none"
+    assert result.output == "The white orb is there."

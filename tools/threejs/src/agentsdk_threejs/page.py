@@ -279,4 +279,5 @@ def _to_result(raw: dict[str, Any], elapsed_ms: float) -> RenderResult:
         scene=SceneSummary.model_validate(raw["scene"]) if raw.get("scene") else None,
         changes=list(raw.get("changes") or []),
         op_error=raw.get("op_error"),
+        unchanged=bool(raw.get("unchanged")),
     )

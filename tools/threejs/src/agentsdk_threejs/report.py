@@ -143,6 +143,8 @@ class RenderResult:
     scene: SceneSummary | None = None
     changes: list[str] = field(default_factory=list)
     op_error: str | None = None
+    unchanged: bool = False
+    """Typed operations that left the scene as it was (a colour set to the one it had)."""
     visibility: list[VisibilityReport] = field(default_factory=list)
     """One report per view (same order as ``images``), empty when the pass was off."""
 

@@ -12,8 +12,12 @@ from typing import Annotated, Any, get_args
 
 from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
 
-from agentsdk import Image, Tool, ToolContext, tool
+from agentsdk import Image, Tool, ToolContext, Unchanged, tool
 from agentsdk_threejs.report import ViewName
+
+Applied = list[str | Image] | Unchanged
+"""What a typed operation gives the model: the text and the frames, marked :class:`Unchanged`
+when the operations left the scene as it was."""
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -132,7 +136,7 @@ class SceneTools:
 
     async def _apply(
         self, ops: list[dict[str, Any]], ctx: ToolContext | None, views: list[str] | None = None
-    ) -> list[str | Image]:
+    ) -> Applied:
         raise NotImplementedError  # provided by ThreeJSToolkit
 
     @tool(side_effects=True, creates="name")
@@ -145,7 +149,7 @@ class SceneTools:
         position: Vec3 = None,
         rest_on: RestOn = None,
         ctx: ToolContext | None = None,
-    ) -> list[str | Image]:
+    ) -> Applied:
         """Add a new named object and render it (update_object changes an existing one,
         and turns, scales or fades it).
 
@@ -186,7 +190,7 @@ class SceneTools:
         visible: OptBool = None,
         rest_on: RestOn = None,
         ctx: ToolContext | None = None,
-    ) -> list[str | Image]:
+    ) -> Applied:
         """Change an object or light by name; only the fields given change.
 
         Args:
@@ -210,7 +214,7 @@ class SceneTools:
         return await self._apply([op], ctx)
 
     @tool(side_effects=True)
-    async def remove_object(self, name: str, ctx: ToolContext | None = None) -> list[str | Image]:
+    async def remove_object(self, name: str, ctx: ToolContext | None = None) -> Applied:
         """Remove an object or light by name.
 
         Args:
@@ -228,7 +232,7 @@ class SceneTools:
         position: Vec3 = None,
         target: Target = None,
         ctx: ToolContext | None = None,
-    ) -> list[str | Image]:
+    ) -> Applied:
         """Add a light (replaces one of the same name).
 
         Args:
@@ -255,7 +259,7 @@ class SceneTools:
         look_at: Target = None,
         fov: OptFloat = None,
         ctx: ToolContext | None = None,
-    ) -> list[str | Image]:
+    ) -> Applied:
         """Place the camera; fields left out keep their value.
 
         Args:
@@ -271,7 +275,7 @@ class SceneTools:
         view: OptView = None,
         margin: float = 1.15,
         ctx: ToolContext | None = None,
-    ) -> list[str | Image]:
+    ) -> Applied:
         """Move the camera so the objects fill the frame.
 
         Args:
@@ -287,7 +291,7 @@ class SceneTools:
         self,
         views: OptViews = None,
         ctx: ToolContext | None = None,
-    ) -> list[str | Image]:
+    ) -> Applied:
         """Render and report what is visible (every tool result already reports the camera view).
 
         Args:

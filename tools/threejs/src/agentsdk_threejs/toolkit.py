@@ -10,7 +10,7 @@ import anyio
 from agentsdk.tools import check_groups
 from agentsdk.vision import VisibilityReport
 
-from agentsdk import Image, Tool, ToolContext, ToolError, Toolkit, tool
+from agentsdk import Image, Tool, ToolContext, ToolError, Toolkit, Unchanged, tool
 from agentsdk_threejs.file_tools import FileTools
 from agentsdk_threejs.measure import ObjectBounds
 from agentsdk_threejs.measure_tools import MeasureTools
@@ -33,7 +33,7 @@ from agentsdk_threejs.report import (
     describe_scene,
 )
 from agentsdk_threejs.report import montage as compose_montage
-from agentsdk_threejs.scene_tools import SceneTools
+from agentsdk_threejs.scene_tools import Applied, SceneTools
 
 TOOL_GROUPS: dict[str, tuple[str, ...]] = {
     "core": (
@@ -282,7 +282,7 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
 
     async def _apply(
         self, ops: list[dict[str, Any]], ctx: ToolContext | None, views: list[str] | None = None
-    ) -> list[str | Image]:
+    ) -> Applied:
         """Run typed operations on the session's scene; the text and picture the model gets."""
         page = await self.session()
         size = (self.image_size, self.image_size)
@@ -296,6 +296,10 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
         if result.op_error is not None:
             raise ToolError(f"{result.op_error}. Nothing was changed.\n{scene}")
         lines = [("; ".join(result.changes) + ".") if result.changes else "Rendered."]
+        if result.unchanged:
+            # Asked for what already was (the 1.5B model recoloured a white orb white and
+            # rendered again, turn after turn): said, and marked for the loop guard.
+            lines[0] = f"Nothing changed: the scene already was so ({lines[0].rstrip('.')})."
         lines.append(scene)
         if result.scene is not None:
             lines.extend(overlap_notes(result.scene, [op.get("name") for op in ops]))
@@ -318,10 +322,11 @@ class ThreeJSToolkit(SceneTools, MeasureTools, FileTools, Toolkit):
             for label, data in zip(labels, result.images, strict=True):
                 ctx.artifacts.save_bytes(f"threejs-{ctx.call_id}-{label}.png", data)
         text = "\n".join(line for line in lines if line)
-        return [
+        made: list[str | Image] = [
             text,
             *(Image(data, label=label) for label, data in zip(labels, result.images, strict=True)),
         ]
+        return Unchanged(made) if result.unchanged else made
 
     def _remember(self, result: RenderResult) -> None:
         reports = {v.view: v for v in result.visibility}

@@ -354,11 +354,34 @@ async function run({ code, reset, width, height, views, timeout_ms, visibility }
   return result(renderViews(views, width, height, visibility !== false), started);
 }
 
+// What the typed operations can change, as text: two equal keys are the same scene to
+// them (objects and lights compared by what they are, not by identity, so a light
+// replaced by one just like it is no change).
+function sceneKey() {
+  const rows = [];
+  const round = (n) => Math.round(n * 1e4) / 1e4;
+  const numbers = (v) => v.toArray().filter((n) => typeof n === 'number').map(round);
+  state.scene.traverse((object) => {
+    const row = [object.name, object.type, object.visible, numbers(object.position), numbers(object.rotation), numbers(object.scale)];
+    if (object.geometry) row.push(object.geometry.type, JSON.stringify(object.geometry.parameters || null));
+    const materials = object.material ? (Array.isArray(object.material) ? object.material : [object.material]) : [];
+    for (const m of materials) row.push(m.type, m.color ? m.color.getHexString() : null, m.opacity, m.transparent, m.visible);
+    if (object.isLight) row.push(object.color.getHexString(), object.intensity, object.target ? numbers(object.target.getWorldPosition(new THREE.Vector3())) : null);
+    if (object.userData && object.userData.agentsdk) row.push(JSON.stringify(object.userData.agentsdk));
+    rows.push(JSON.stringify(row));
+  });
+  rows.push(JSON.stringify([numbers(state.camera.position), numbers(state.cameraTarget), state.camera.fov || null, state.camera.zoom]));
+  return rows.join('\n');
+}
+
 // The typed operations: applied in order; a bad one changes nothing and says why.
+// `unchanged`: the operations left the scene as it was (a colour set to the one it had).
 async function apply({ ops, reset, width, height, views, visibility }) {
   const started = begin();
-  if (reset || !state.scene) resetScene();
+  const fresh = reset || !state.scene;
+  if (fresh) resetScene();
   syncCameraTarget();
+  const before = fresh ? null : sceneKey();
   const ctx = { state, scene: state.scene, aspect: width / height, changes: [], units: () => reportUnits(state.scene) };
   try {
     applyOps(ctx, ops);
@@ -366,7 +389,9 @@ async function apply({ ops, reset, width, height, views, visibility }) {
     if (!(error instanceof OpError)) throw error;
     return { ...result([], started), op_error: error.message, changes: ctx.changes };
   }
-  return { ...result(renderViews(views, width, height, visibility !== false), started), changes: ctx.changes };
+  syncCameraTarget();
+  const unchanged = before !== null && ops.length > 0 && sceneKey() === before;
+  return { ...result(renderViews(views, width, height, visibility !== false), started), changes: ctx.changes, unchanged };
 }
 
 async function load({ url, name, width, height, views, visibility }) {
