@@ -229,10 +229,10 @@ class AuthoringTools(GodotToolkitBase):
         except ToolError as err:
             # A refusal that writes out the call to make instead carries it as data too
             # (ToolError.instead), for a connector to use.
-            offered = next((a for text, a in offers.items() if text in str(err)), None)
-            if err.instead is not None or offered is None:
+            offered = [a for text, a in offers.items() if text in str(err)]
+            if err.instead is not None or not offered:
                 raise
-            raise ToolError(str(err), images=err.images, instead=offered) from None
+            raise ToolError(str(err), images=err.images, instead=offered[-1]) from None
 
     async def _add_node(
         self,
