@@ -197,6 +197,12 @@ GODOT = {"scene": "res://main.tscn", "type": "MeshInstance"}
          _call("create_primitive", kind="plane", name="Leg3"), {"kind": "cylinder"}),
         ("Add a red sphere named Apple.", _call("create_primitive", kind="cube", name="Apple"),
          {"kind": "uv_sphere", "color": "red"}),
+        # The words before the name, from after another part's naming (s23/5: the Pedestal
+        # made as the Ball's uv sphere, copying its call).
+        ("Create a red uv sphere named Ball of radius 0.5 m resting on a grey cube named "
+         "Pedestal, 1 m on each side, on the ground.",
+         _call("create_primitive", kind="uv_sphere", name="Pedestal", color="grey"),
+         {"kind": "cube"}),
         # What the call already says alike, or a colour it gives, stays.
         ("Add a red sphere named Apple.",
          _call("create_primitive", kind="ico_sphere", name="Apple", color="#ff0000"), {}),

@@ -12,6 +12,7 @@ from agentsdk_openai.local.unmade import (
     asked_for,
     files_in,
     files_no_tool_writes,
+    head_of,
     named_in,
     pinned_makers,
     steps_in,
@@ -462,3 +463,18 @@ def test_an_answer_that_speaks_of_a_file_no_tool_can_write_as_written(
     # An answer before any call is held to the same.
     first = _run(ask, tools=("add_object", "render"))
     assert owned_up(first, response).text == (owned or answer)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "head"),
+    [
+        ("Add a sun light named Key at (4, -4, 8).", "Key", "Add a sun light "),
+        ("Add a red cube named Box and a sun light named Sun.", "Sun", "a sun light "),
+        # no further back than the naming before it, when no separator comes between
+        ("Create a red uv sphere named Ball of radius 0.5 m resting on a grey cube named "
+         "Pedestal, 1 m on each side.", "Pedestal", " of radius 0.5 m resting on a grey cube "),
+        ("Add a box named Lid", "Nope", ""),
+    ],
+)  # fmt: skip
+def test_the_words_before_a_parts_naming(text: str, name: str, head: str) -> None:
+    assert head_of(text, name) == head

@@ -606,12 +606,16 @@ def premature_part(request: ModelRequest, calls: list[ToolCallPart]) -> Part | N
 
 def head_of(text: str, name: str) -> str:
     """The words of the clause before the naming word of ``name`` ("Add a sun light" in
-    "Add a sun light named Key at (4, -4, 8)")."""
+    "Add a sun light named Key at (4, -4, 8)"), from after the naming of another part
+    before it at the earliest ("a red uv sphere named Ball of radius 0.5 m resting on a
+    grey cube named Pedestal": the Pedestal's head is "of radius 0.5 m resting on a grey
+    cube", not the Ball's sphere as well)."""
     span = _naming_of(text, name)
     if span is None:
         return ""
     before = [stop for at, stop in _cuts(text) if stop <= span[0]]
-    return text[before[-1] if before else 0 : span[0]]
+    before += [end for _, start, end in _namings(text) if end <= span[0]]
+    return text[max(before) if before else 0 : span[0]]
 
 
 def mentions(text: str, name: str) -> bool:
