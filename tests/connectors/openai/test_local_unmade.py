@@ -244,6 +244,47 @@ def test_a_step_is_done_by_any_call_to_a_tool_that_does_it() -> None:
     assert [p.kind for p in unmade_parts(_run(named, tools=("export_glb",)))] == ["step", "name"]
 
 
+def test_a_step_taken_before_a_part_it_shows_was_changed_is_left() -> None:
+    # s18/6: the 1.5B model rendered, then placed the camera the render was to come from,
+    # and answered.
+    ask = (
+        "Place an area light named Fill at (-3, 3, 5) aimed at the origin and a camera named "
+        "Shot at (7, -7, 5) looking at the origin, then render the camera view."
+    )
+    specs = [_spec("place_light"), _spec("place_camera"), _spec("render"), _spec("measure")]
+    for spec in specs[:2]:
+        specs[specs.index(spec)] = spec.model_copy(update={"side_effects": True})
+    fill = ToolCallPart(name="place_light", arguments={"name": "Fill"})
+    shot = ToolCallPart(name="place_camera", arguments={"name": "Shot"})
+    render = ToolCallPart(name="render", arguments={"views": ["camera"]})
+    look = ToolCallPart(name="measure", arguments={"name": "Shot"})
+
+    def left(*calls: ToolCallPart, tools: list[ToolSpec] = specs) -> list[str]:
+        run = _run(ask, *((c, "ok") for c in calls))
+        return [p.key for p in unmade_parts(run.model_copy(update={"tools": tools}))]
+
+    assert left(fill, render, shot) == ["render"]  # the camera placed after the render
+    assert left(fill, shot, render) == []
+    assert left(fill, render, shot, render) == []
+    assert left(fill, shot, render, look) == []  # a read after it changes nothing
+    # tools that declare no side effects: any render counts, as before
+    plain = [s.model_copy(update={"side_effects": False}) for s in specs]
+    assert left(fill, render, shot, tools=plain) == []
+    # a part asked for after the step ("render it, then add a lamp") does not make it stale
+    later = "Add a cube named Box, render it, then add a point light named Lamp."
+    lamp = ToolCallPart(name="place_light", arguments={"name": "Lamp"})
+    box = ToolCallPart(name="create_primitive", arguments={"name": "Box", "kind": "cube"})
+    maker = _spec("create_primitive").model_copy(update={"side_effects": True})
+    run = _run(later, (box, "ok"), (render, "ok"), (lamp, "ok"))
+    assert unmade_parts(run.model_copy(update={"tools": [*specs, maker]})) == []
+    # ... but changing a part named before the step does
+    moved = ToolCallPart(name="create_primitive", arguments={"name": "Box", "kind": "cube"})
+    run = _run(later, (box, "ok"), (render, "ok"), (lamp, "ok"), (moved, "ok"))
+    assert [p.key for p in unmade_parts(run.model_copy(update={"tools": [*specs, maker]}))] == [
+        "render"
+    ]
+
+
 @pytest.mark.parametrize(
     ("ask", "call", "wrong"),
     [

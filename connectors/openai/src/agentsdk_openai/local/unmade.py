@@ -418,10 +418,37 @@ def unmade_parts(request: ModelRequest) -> list[Part]:
             at = text.lower().index(file.lower())
             found.append((at, Part("file", file, _clause(text, at, at + len(file)))))
     for step, words in steps:
-        if not any(does_step(call.name, step) for call in made):
+        done = [i for i, call in enumerate(made) if does_step(call.name, step)]
+        if not done or _changed_after(request, text, made, done[-1], words.start()):
             found.append((words.start(), Part("step", step, _clause(text, *words.span()))))
     found.sort(key=lambda item: item[0])
     return [part for _, part in found]
+
+
+def _changed_after(
+    request: ModelRequest, text: str, made: list[ToolCallPart], done: int, asked_at: int
+) -> bool:
+    """Whether a call after ``made[done]`` (the newest call doing an output step) changed a
+    part the request names before asking for the step: a call of a world-changing tool
+    (``side_effects``) that does no output step itself, with that part's name among its
+    arguments. The step then showed the scene before the part was as asked: on s18/6 the
+    1.5B model rendered, then placed the camera named Shot that the render was to be taken
+    from, and answered. Tools that declare no side effects change nothing here."""
+    changing = {
+        tool.name
+        for tool in request.tools
+        if tool.side_effects and not any(does_step(tool.name, step) for step in OUTPUT_STEPS)
+    }
+    if not changing:
+        return False
+    before = [name for found, start, _ in _namings(text) if start < asked_at for name in found]
+    for call in made[done + 1 :]:
+        if call.name not in changing:
+            continue
+        said = call.raw_arguments or json.dumps(call.arguments, ensure_ascii=False)
+        if any(mentions(said, name) for name in before):
+            return True
+    return False
 
 
 _LIGHT = re.compile(
