@@ -11,6 +11,7 @@ from agentsdk_godot import GodotToolkit
 from agentsdk_openai.local.as_asked import (
     aimed_as_asked,
     as_asked,
+    framed_as_asked,
     kind_as_asked,
     looks_as_asked,
     placed_as_asked,
@@ -757,3 +758,43 @@ def test_a_part_rests_on_the_part_the_request_puts_it_on(
         assert not {"position", "location"} & set(got.arguments)
     if rest == call.arguments.get("rest_on") and placed:
         assert mended is response
+
+
+def _made_then(text: str, made: list[str], call: ToolCallPart) -> ModelRequest:
+    """The request after a successful add_object call for each of ``made``."""
+    messages = [Message.system("Build the scene."), Message.user(text)]
+    for name in made:
+        add = _call("add_object", name=name, shape="box")
+        done = ToolResultPart(call_id=add.id, name=add.name, parts=[TextPart(text="added")])
+        messages += [Message(role="assistant", parts=[add]), Message(role="tool", parts=[done])]
+    return ModelRequest(messages=messages, tools=[SPECS["add_object"], SPECS[call.name]])
+
+
+@pytest.mark.parametrize(
+    ("text", "made", "names", "framed"),
+    [
+        # s20/2 and s17/3: one of two framed for "frame both"
+        ("Create a red box named car at (-3, 0, 0), a blue box named truck at (3, 0, 0), and "
+         "frame both.", ["car", "truck"], ["truck"], ["car", "truck"]),
+        ("Add two cubes named left and right, then frame both in the camera.",
+         ["left", "right"], ["right"], ["left", "right"]),
+        ("Add boxes named a, b and c and make sure the camera sees all of them.",
+         ["a", "b", "c"], ["b", "floor"], ["a", "b", "c", "floor"]),
+        # only parts made so far; one asked for; "all of it"; nothing said of all
+        ("Add boxes named a, b and c, then frame all three.", ["a"], ["a"], None),
+        ("Add an orange torus named donut and make sure the camera sees all of it.",
+         ["donut"], ["donut"], None),
+        ("Add boxes named a and b, then frame a.", ["a", "b"], ["a"], None),
+    ],
+)  # fmt: skip
+def test_a_framing_call_frames_all_when_all_are_asked_for(
+    text: str, made: list[str], names: list[str], framed: list[str] | None
+) -> None:
+    call = _call("fit_view", names=names, view="front")
+    response = ModelResponse(parts=[call])
+    mended = framed_as_asked(_made_then(text, made, call), response)
+    if framed is None:
+        assert mended is response
+        return
+    (got,) = mended.tool_calls
+    assert got.arguments == {"names": framed, "view": "front"}

@@ -22,14 +22,16 @@ logged, and none kept if the mended call would fail the tool's schema:
   is given, off the ground, when the request says nothing of the part resting or standing
   ("a red sphere named sun at (0, 3, 0)").
 
-Three more look at calls of any tool:
+Four more look at calls of any tool:
 
 - **no part's name for a thing made on the way**: an optional argument such as
   ``root_name`` (Godot's ``create_scene``) goes without a name the request gives a part,
   unless the words before that name speak of a root or a scene (:func:`side_name_as_asked`);
 - **a change to a new part not put at another part's point** (:func:`changed_as_asked`);
 - **nothing aimed at its own point**: a camera or light whose ``look_at`` (``target``) is
-  where it stands is aimed at what the request says it looks at (:func:`aimed_as_asked`).
+  where it stands is aimed at what the request says it looks at (:func:`aimed_as_asked`);
+- **all framed when all are asked for**: a framing call (``fit_view``) for "frame both"
+  lists every shape part made, not one (:func:`framed_as_asked`).
 
 The names, kinds, looks and scene roots are mended here; places and aims in
 :mod:`.placing`, sizes in :mod:`.sizing`; the walk over a response's calls they share is in
@@ -60,6 +62,7 @@ from .mending import (
 from .placing import (
     aimed_as_asked,
     changed_as_asked,
+    framed_as_asked,
     placed_as_asked,
     rested_as_asked,
 )
@@ -81,6 +84,7 @@ __all__ = [
     "aimed_as_asked",
     "as_asked",
     "changed_as_asked",
+    "framed_as_asked",
     "kind_as_asked",
     "looks_as_asked",
     "named_as_asked",
@@ -94,12 +98,12 @@ logger = logging.getLogger("agentsdk_openai.local")
 
 
 def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with its calls mended by all nine checks (the same response when
+    """The response with its calls mended by all ten checks (the same response when
     nothing needed mending)."""
     if not response.tool_calls:
         return response
     response = changed_as_asked(request, side_name_as_asked(request, response))
-    response = aimed_as_asked(request, response)
+    response = framed_as_asked(request, aimed_as_asked(request, response))
     if not any(tool.creates for tool in request.tools):
         return response
     for check in (

@@ -38,6 +38,8 @@ from .mending import (
 from .unmade import (
     asked_as_new,
     described,
+    head_of,
+    kind_of,
     named_in,
     unmade_names,
 )
@@ -45,6 +47,7 @@ from .unmade import (
 __all__ = [
     "aimed_as_asked",
     "changed_as_asked",
+    "framed_as_asked",
     "placed_as_asked",
     "rested_as_asked",
 ]
@@ -357,3 +360,55 @@ def rested_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         return arguments if arguments != call.arguments else None
 
     return _mend(request, response, mend)
+
+
+_FRAME_ALL = re.compile(
+    r"\b(?:frames?|framed|fit|fits|sees?|shows?)\b[^.;,]{0,24}?"
+    r"\b(?:both|all|them|everything|each\s+of)\b(?!\s+of\s+it\b)",
+    re.IGNORECASE,
+)
+"""A request to frame every part: "frame both", "frame all three", "sees all of them"."""
+
+_FRAMING_TOOL = re.compile(r"(?:^|_)(?:fit|frame)(?:_|$)", re.IGNORECASE)
+_NAMES = "names"
+
+
+def framed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call of a framing tool (``fit_view``, a word of its name is fit or frame) with a
+    ``names`` list, when the request asks to frame them all ("frame both", "frame all
+    three", "make sure the camera sees all of them"): the list holds every shape part the
+    request names and a call has made, in the request's order, with the names the call
+    gave. On new users' prompts the 1.5B model framed the truck alone for "... a blue box
+    named truck ... and frame both" (s20/2), and the right cube alone for "then frame both
+    in the camera" (s17/3)."""
+    text = _asked(request)
+    if _FRAME_ALL.search(text) is None:
+        return response
+    tools = {
+        tool.name: tool
+        for tool in request.tools
+        if _FRAMING_TOOL.search(tool.name) and _NAMES in (tool.parameters.get("properties") or {})
+    }
+    if not tools:
+        return response
+    unmade = {name.lower() for name in unmade_names(request)}
+    parts = [
+        name
+        for name in named_in(text)
+        if kind_of(head_of(text, name)) == "shape" and name.lower() not in unmade
+    ]
+
+    def mend(tool: ToolSpec, call: ToolCallPart) -> dict[str, Any] | None:
+        given = call.arguments.get(_NAMES)
+        if not isinstance(given, list) or not all(isinstance(n, str) for n in given):
+            return None  # none given frames everything already
+        said = {n.lower() for n in given}
+        missing = [name for name in parts if name.lower() not in said]
+        if not missing or len(parts) < 2:
+            return None
+        names = [name for name in parts if name.lower() in said or name in missing]
+        names += [n for n in given if n.lower() not in {p.lower() for p in parts}]
+        logger.info("%s framed %s; the request asks for all: %s", call.name, given, names)
+        return {**call.arguments, _NAMES: names}
+
+    return _mend_calls(response, tools, mend)
