@@ -18,6 +18,7 @@ from agentsdk_openai.local.as_asked import (
     rested_as_asked,
     side_name_as_asked,
     sized_as_asked,
+    spaced_as_asked,
 )
 from agentsdk_openai.local.unmade import (
     another_kind_unmade,
@@ -798,3 +799,47 @@ def test_a_framing_call_frames_all_when_all_are_asked_for(
         return
     (got,) = mended.tool_calls
     assert got.arguments == {"names": framed, "view": "front"}
+
+
+@pytest.mark.parametrize(
+    ("text", "made", "call", "point"),
+    [
+        # s22/2: "2 apart" sent as 1 apart
+        ("Make three blue boxes named a, b and c in a row along x, 2 apart, all on the ground.",
+         {"a": [0, 0, 0]}, _call("add_object", name="b", shape="box", position=[1, 0.5, 0]),
+         [2, 0.5, 0]),
+        ("Make three blue boxes named a, b and c in a row along x, 2 apart, all on the ground.",
+         {"a": [0, 0, 0], "b": [2, 0, 0]},
+         _call("add_object", name="c", shape="box", position=[2, 0.5, 0]), [4, 0.5, 0]),
+        # along z, from the first one's point; a call with no point gets one
+        ("Add spheres named p and q, 3 apart along z.", {"p": [1, 1, 1]},
+         _call("add_object", name="q", shape="sphere"), [1, 1, 4]),
+        # the first part not made yet, the first part itself, points of their own, already so
+        ("Add boxes named a and b, 2 apart.", {}, _call("add_object", name="b", shape="box",
+                                                        position=[5, 0, 0]), None),
+        ("Add boxes named a and b, 2 apart.", {"b": [0, 0, 0]},
+         _call("add_object", name="a", shape="box", position=[9, 0, 0]), None),
+        ("Add boxes named a and b, 2 apart, at (0, 0, 0) and (2, 0, 0).", {"a": [0, 0, 0]},
+         _call("add_object", name="b", shape="box", position=[1, 0, 0]), None),
+        ("Add boxes named a and b, 2 apart.", {"a": [0, 0, 0]},
+         _call("add_object", name="b", shape="box", position=[2, 0, 0]), None),
+        ("Add a box named a and a box named b, 2 apart.", {"a": [0, 0, 0]},
+         _call("add_object", name="b", shape="box", position=[1, 0, 0]), None),
+    ],
+)  # fmt: skip
+def test_parts_named_together_are_spaced_as_asked(
+    text: str, made: dict[str, list[float]], call: ToolCallPart, point: list[float] | None
+) -> None:
+    messages = [Message.system("Build the scene."), Message.user(text)]
+    for name, at in made.items():
+        add = _call("add_object", name=name, shape="box", position=at)
+        done = ToolResultPart(call_id=add.id, name=add.name, parts=[TextPart(text="added")])
+        messages += [Message(role="assistant", parts=[add]), Message(role="tool", parts=[done])]
+    request = ModelRequest(messages=messages, tools=[SPECS["add_object"]])
+    response = ModelResponse(parts=[call])
+    mended = spaced_as_asked(request, response)
+    if point is None:
+        assert mended is response
+        return
+    (got,) = mended.tool_calls
+    assert got.arguments == {**call.arguments, "position": point}

@@ -2,7 +2,7 @@
 
 A small local model fills in every argument a maker tool offers, in the order it is shown,
 and copies a name with whatever words follow it; or it leaves out what the request states
-plainly. Six mends, each for a call to a tool that declares what it makes
+plainly. Seven mends, each for a call to a tool that declares what it makes
 (:attr:`~agentsdk.ToolSpec.creates`), each read from the newest user message only, each
 logged, and none kept if the mended call would fail the tool's schema:
 
@@ -16,6 +16,8 @@ logged, and none kept if the mended call would fail the tool's schema:
   ``[r, h]``: the 3 read as the radius);
 - **what it stands on**: ``rest_on`` naming the part the request puts it on ("standing on
   it", "on top of the crate"), where the call has none or the ground;
+- **the spacing**: parts named together "2 apart" placed that far from the first of them
+  along the axis the request gives (:func:`~.placing.spaced_as_asked`);
 - **where the request puts it**: the point it gives, filled in where the call places the
   part nowhere ("a Camera named Eye at (0, 2, 6)"); ``rest_on: "ground"`` filled in for a
   part "on the ground"; ``rest_on`` dropped where it would move the part off the point it
@@ -65,6 +67,7 @@ from .placing import (
     framed_as_asked,
     placed_as_asked,
     rested_as_asked,
+    spaced_as_asked,
 )
 from .sizing import (
     sized_as_asked,
@@ -92,13 +95,14 @@ __all__ = [
     "rested_as_asked",
     "side_name_as_asked",
     "sized_as_asked",
+    "spaced_as_asked",
 ]
 
 logger = logging.getLogger("agentsdk_openai.local")
 
 
 def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with its calls mended by all ten checks (the same response when
+    """The response with its calls mended by all eleven checks (the same response when
     nothing needed mending)."""
     if not response.tool_calls:
         return response
@@ -108,7 +112,7 @@ def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
         return response
     for check in (
         named_as_asked, kind_as_asked, looks_as_asked, sized_as_asked, placed_as_asked,
-        rested_as_asked,
+        rested_as_asked, spaced_as_asked,
     ):  # fmt: skip
         response = check(request, response)
     return response

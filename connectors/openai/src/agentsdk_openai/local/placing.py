@@ -28,6 +28,7 @@ from .mending import (
     _mend,
     _mend_calls,
     _numbers,
+    _plain,
     _points_where,
     _same_point,
     _says,
@@ -41,6 +42,8 @@ from .unmade import (
     head_of,
     kind_of,
     named_in,
+    named_together,
+    newest_request_at,
     unmade_names,
 )
 
@@ -50,6 +53,7 @@ __all__ = [
     "framed_as_asked",
     "placed_as_asked",
     "rested_as_asked",
+    "spaced_as_asked",
 ]
 
 logger = logging.getLogger("agentsdk_openai.local")
@@ -412,3 +416,70 @@ def framed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         return {**call.arguments, _NAMES: names}
 
     return _mend_calls(response, tools, mend)
+
+
+_APART = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:m\b|metres?\b|meters?\b|units?\b)?\s*apart\b"
+    r"(?:\s+along\s+(?:the\s+)?([xyz])\b)?",
+    re.IGNORECASE,
+)
+_ALONG = re.compile(r"\balong\s+(?:the\s+)?([xyz])\b", re.IGNORECASE)
+
+
+def spaced_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a part named with others ("three boxes named a, b and c in a
+    row along x, 2 apart") placed that far from the first of them along the axis the
+    request gives (x when it gives none): the k-th part at the first one's point plus k
+    times the spacing, its other coordinates as the call gives them. Only once the first
+    part is made by a call that did not fail (its point, or the origin when that call gave
+    none), only for a call that gives a point or a tool that takes one, and only when the
+    request gives the parts no points of their own. On new users' prompt s22/2 the 1.5B
+    model put three boxes "2 apart" at x = 0, 1 and 2."""
+    text = _asked(request)
+    start = newest_request_at(request)
+    after = request.messages[start + 1 :] if start is not None else []
+    failed = {r.call_id for m in after for r in m.tool_results if r.is_error}
+    made = [c for m in after for c in m.tool_calls if c.id not in failed]
+
+    def mend(part: _Made) -> dict[str, Any] | None:
+        call, name = part.call, part.name
+        group = named_together(text, name) if name is not None else []
+        if name is None or len(group) < 2 or name == group[0]:
+            return None
+        said = described(text, group[0])
+        apart = _APART.findall(said)
+        if len(apart) != 1 or _points_where(said):
+            return None
+        spacing, axis_said = float(apart[0][0]), apart[0][1] or (_ALONG.findall(said) or [""])[0]
+        axis = "xyz".index(axis_said.lower()) if axis_said else 0
+        key = next(
+            (k for k in _PLACES if k in (part.tool.parameters.get("properties") or {})), None
+        )
+        first = next(
+            (c for c in made if part.key in c.arguments
+             and str(c.arguments[part.key]).lower() == group[0].lower()),
+            None,
+        )  # fmt: skip
+        if key is None or first is None:
+            return None
+        origin = first.arguments.get(key) or [0, 0, 0]
+        if not _is_point(origin) or axis >= len(origin):
+            return None
+        point = list(call.arguments.get(key) or origin)
+        if not _is_point(point) or len(point) != len(origin):
+            return None
+        index = [n.lower() for n in group].index(name.lower())
+        wanted = origin[axis] + index * spacing
+        if point[axis] == wanted:
+            return None
+        point[axis] = wanted
+        logger.info("%s for %r spaced as asked: %s", call.name, name, point)
+        return {**call.arguments, key: _plain(point)}
+
+    return _mend(request, response, mend)
+
+
+def _is_point(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    )

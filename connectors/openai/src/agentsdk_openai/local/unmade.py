@@ -68,6 +68,7 @@ __all__ = [
     "makes_another_kind",
     "mentions",
     "named_in",
+    "named_together",
     "newest_request_at",
     "noun_phrase",
     "pinned_makers",
@@ -247,6 +248,15 @@ def _naming_of(text: str, name: str) -> tuple[int, int] | None:
     """Where the naming that gives ``name`` starts (its naming word) and ends (its last
     name), or None if no naming gives it."""
     return next(((start, end) for found, start, end in _namings(text) if name in found), None)
+
+
+def named_together(text: str, name: str) -> list[str]:
+    """The names one naming gives with ``name``, in order ("a, b and c" in "three boxes
+    named a, b and c"); just ``name`` when it is named alone, empty when no naming gives it."""
+    return next(
+        (found for found, _, _ in _namings(text) if name.lower() in (n.lower() for n in found)),
+        [],
+    )
 
 
 def _clause(text: str, start: int, end: int) -> str:
