@@ -410,8 +410,7 @@ def framed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         missing = [name for name in parts if name.lower() not in said]
         if not missing or len(parts) < 2:
             return None
-        names = [name for name in parts if name.lower() in said or name in missing]
-        names += [n for n in given if n.lower() not in {p.lower() for p in parts}]
+        names = parts + [n for n in given if n.lower() not in {p.lower() for p in parts}]
         logger.info("%s framed %s; the request asks for all: %s", call.name, given, names)
         return {**call.arguments, _NAMES: names}
 

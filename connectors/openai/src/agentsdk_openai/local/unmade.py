@@ -397,7 +397,8 @@ def unmade_parts(request: ModelRequest) -> list[Part]:
     """The parts of the newest user message no call made since has done, in the order the
     request gives them, each once: names and files that no call that did not fail, nor any
     of those calls' results, mentions (:func:`unmade_names`), and output steps
-    (:func:`steps_in`) that no call that did not fail went to a tool for."""
+    (:func:`steps_in`) that no call that did not fail went to a tool for, or that were
+    taken before a part they show was changed (:func:`_changed_after`)."""
     start = newest_request_at(request)
     if start is None:
         return []
