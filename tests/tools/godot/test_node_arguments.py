@@ -430,3 +430,26 @@ async def test_a_shape_that_is_none_of_the_shapes_on_a_camera_is_offered_without
     # On a mesh node the shape is the point of the call: no call is offered.
     mesh = await found.call({"scene": SCENE, "name": "M", "type": "MeshInstance", "shape": "hat"})
     assert mesh.is_error and mesh.instead is None
+
+
+async def test_a_camera_asked_to_rest_on_a_node_is_offered_without_rest_on(
+    toolkit: GodotToolkit,
+) -> None:
+    # s16/7: "a camera that sees it" came as a Camera with rest_on="Crate", sent again
+    # until the loop guard ended the run; a camera draws nothing and has no bottom.
+    await add(toolkit, name="Crate", type="MeshInstance", shape="box", rest_on="ground")
+    refused = refuser(toolkit)
+    asked = {"name": "Cam", "type": "Camera", "rest_on": "Crate",
+             "properties": {"translation": "Vector3( 0, 1, 5 )"}}  # fmt: skip
+    text = await refused(**asked)
+    assert text.startswith("rest_on: Cam (Camera) draws nothing"), text
+    [found] = [t for t in toolkit.tools() if t.name == "add_node"]
+    done = await found.call({"scene": SCENE, **asked})
+    assert done.instead is not None and "rest_on" not in done.instead
+    assert text.endswith(f"To add Cam without rest_on: add_node(scene=\"{SCENE}\", name=\"Cam\", "
+                         'type="Camera", parent=".", properties={"translation": "Vector3( 0, 1, '
+                         '5 )"})')  # fmt: skip
+    made = await call(toolkit, "add_node", **done.instead)
+    assert not made.is_error, made.text
+    m = await toolkit.measurements(SCENE)
+    assert m.node("Cam").type == "Camera"

@@ -67,6 +67,10 @@ def _read_as(said: str, meant: str = MATERIAL_COLOUR) -> str:
     return f"{said} was read as {MATERIAL_COLOUR}: a mesh node's colour is its material's"
 
 
+class Bottomless(ToolError):
+    """``rest_on`` for a node that draws nothing (a Camera, a light): it has no bottom."""
+
+
 def _refused(err: ArgumentRefused, name: str, offer: str | None) -> ToolError:
     """add_node's refusal of a typed argument: why, that nothing was added, and the call to
     make instead (when there is one)."""
@@ -373,9 +377,16 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(str(err)) from None
         detail = f"added {type} {node.path}" + (": " + ", ".join(stored) if stored else "")
         placed = any(key in properties for key in PLACING)
-        return await self._save_resting(
-            scene, doc, node, _made(detail, writer), rest_on, placed, measure=wanted is not None
-        )
+        try:
+            return await self._save_resting(
+                scene, doc, node, _made(detail, writer), rest_on, placed, measure=wanted is not None
+            )
+        except Bottomless as err:
+            # A node that draws nothing (a Camera) cannot stand on anything: the call without
+            # rest_on is offered (s16/7 and s23/8: a Camera with rest_on, sent again).
+            raise ToolError(
+                f"{err} Nothing was added. To add {name} without rest_on: {again(rest_on=None)}"
+            ) from None
 
     def _has_file(self, path: str) -> bool:
         try:
@@ -549,6 +560,9 @@ class AuthoringTools(GodotToolkitBase):
                         f"rest_on: {entry.path} ({entry.type or 'a scene instance'}) has no 3D "
                         f"bounds: rest_on is for 3D nodes ({spatial} and the classes that inherit it)"
                     ) from None
+            mover = found.node(node.path) if is_measured(found, node.path) else None
+            if mover is not None and not mover.has_bounds:
+                raise Bottomless(f"rest_on: {err.args[0]}") from None
             raise ToolError(f"rest_on: {err.args[0]}") from None
         x, y, z = current_origin(node)
         dx, dy, dz = move.delta
