@@ -453,3 +453,22 @@ async def test_a_camera_asked_to_rest_on_a_node_is_offered_without_rest_on(
     assert not made.is_error, made.text
     m = await toolkit.measurements(SCENE)
     assert m.node("Cam").type == "Camera"
+
+
+async def test_every_property_the_class_lacks_goes_in_one_offer(toolkit: GodotToolkit) -> None:
+    # s20/9: a DirectionalLight's made-up color, shadow and shadow_size, each refused in
+    # turn (and each offer sent back) until the run used its turns.
+    refused = refuser(toolkit)
+    asked = {"name": "Lamp", "type": "DirectionalLight", "position": [2, 3, 2],
+             "properties": {"color": "Color( 1, 1, 1, 1 )", "shadow": "true",
+                            "shadow_size": "200", "shadow_enabled": "true"}}  # fmt: skip
+    text = await refused(**asked)
+    assert text.startswith("DirectionalLight has no property 'color'. Nothing was added. To add "
+                           "Lamp without color, shadow, shadow_size: add_node("), text  # fmt: skip
+    [found] = [t for t in toolkit.tools() if t.name == "add_node"]
+    done = await found.call({"scene": SCENE, **asked})
+    assert done.instead is not None
+    assert done.instead["properties"] == {"shadow_enabled": "true"}
+    made = await call(toolkit, "add_node", **done.instead)
+    assert not made.is_error, made.text
+    assert "shadow_enabled = true" in made.text

@@ -344,8 +344,14 @@ class AuthoringTools(GodotToolkitBase):
                     # Nothing is added: say so, and give the call that adds the node
                     # without it (the 1.5B model went on to set properties of the node the
                     # refusal had not made, on a Camera's made-up "direction").
-                    others = {k: v for k, v in original.items() if k != said}
+                    # Every property the class does not have goes in one offer, not one
+                    # per refusal (s20/9: a DirectionalLight's made-up color, shadow and
+                    # shadow_size, refused one after another to the turn limit).
+                    dropped = [said] if argument else self._unknown(cls, properties, said_as)
+                    dropped = dropped if said in dropped else [said]
+                    others = {k: v for k, v in original.items() if k not in dropped}
                     offer = again(**{argument: None}) if argument else again(properties=others)
+                    said = ", ".join(dropped)
                     # The call first, a guess at what was meant after it: told "Did you
                     # mean projection?" last, the 1.5B model set that property on the
                     # camera the refusal had not made.
@@ -387,6 +393,14 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(
                 f"{err} Nothing was added. To add {name} without rest_on: {again(rest_on=None)}"
             ) from None
+
+    def _unknown(self, cls: str, properties: dict[str, str], said_as: dict[str, str]) -> list[str]:
+        """The properties, as the call wrote them, that the class does not have (a path
+        into a resource, ``mesh/size``, is left to the writer)."""
+        known = self._catalog.properties(cls) if self._catalog is not None else None
+        if known is None:
+            return []
+        return [said_as[k] for k in properties if k in said_as and "/" not in k and k not in known]
 
     def _has_file(self, path: str) -> bool:
         try:
