@@ -183,6 +183,13 @@ def test_work_of_the_agents_own_children_does_not_count_as_busy() -> None:
     from agentsdk_openai.local._server_main import _tree_ticks, busy_cores
 
     cores = len(os.sched_getaffinity(0))
+    # The check compares the machine with and without our tree: it needs the rest of the
+    # machine quiet (a resident engine an earlier test left warming kept 0.85 of a core
+    # busy once). Wait for that, a few seconds at most.
+    deadline = time.monotonic() + 15
+    while busy_cores(cores, window=0.5) > 0.3:
+        if time.monotonic() > deadline:
+            pytest.skip("the machine stayed busy; this measurement needs it quiet")
     # A grandchild spinning under a shell child: the whole tree is ours.
     spinner = subprocess.Popen(["sh", "-c", f"{sys.executable} -c 'while True: pass'; :"])
     try:
