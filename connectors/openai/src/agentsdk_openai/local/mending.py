@@ -195,6 +195,13 @@ def _numbers(found: re.Match[str]) -> list[float | int]:
     return _plain([float(group) for group in found.groups() if group is not None])
 
 
+def _plain_numbers(value: object) -> bool:
+    """Whether ``value`` is a list of numbers (not booleans): a point or a size as sent."""
+    return isinstance(value, list) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    )
+
+
 def _plain(numbers: list[float | int]) -> list[float | int]:
     """Numbers as a model writes them: 2, not 2.0."""
     return [int(n) if float(n).is_integer() else n for n in numbers]

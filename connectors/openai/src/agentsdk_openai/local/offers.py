@@ -24,7 +24,7 @@ from agentsdk import ModelRequest, ModelResponse, ToolCallPart
 
 from .unmade import newest_request_at
 
-__all__ = ["offer_taken"]
+__all__ = ["offer_taken", "valid_arguments"]
 
 logger = logging.getLogger("agentsdk_openai.local")
 
@@ -48,8 +48,9 @@ def _offers(request: ModelRequest) -> dict[str, dict[str, Any]]:
     return offers
 
 
-def _valid(request: ModelRequest, name: str, arguments: dict[str, Any]) -> bool:
-    """The arguments pass the offered tool's schema (False beyond the compiled checks)."""
+def valid_arguments(request: ModelRequest, name: str, arguments: dict[str, Any]) -> bool:
+    """The arguments pass the schema of the offered tool of that name (False for a tool not
+    offered, and beyond the compiled checks: the grammar then decides)."""
     spec = next((s for s in request.tools if s.name == name), None)
     if spec is None:
         return False
@@ -71,7 +72,11 @@ def offer_taken(request: ModelRequest, response: ModelResponse) -> ModelResponse
     for part in response.parts:
         if isinstance(part, ToolCallPart) and part.raw_arguments is None:
             offer = offers.get(_key(part.name, part.arguments))
-            if offer is not None and offer != part.arguments and _valid(request, part.name, offer):
+            if (
+                offer is not None
+                and offer != part.arguments
+                and valid_arguments(request, part.name, offer)
+            ):
                 logger.info("%s sent again after its refusal: the offered call instead", part.name)
                 part = part.model_copy(update={"arguments": offer})
         parts.append(part)

@@ -29,6 +29,7 @@ from .mending import (
     _mend_calls,
     _numbers,
     _plain,
+    _plain_numbers,
     _points_where,
     _same_point,
     _says,
@@ -41,9 +42,9 @@ from .unmade import (
     described,
     head_of,
     kind_of,
+    made_since_request,
     named_in,
     named_together,
-    newest_request_at,
     unmade_names,
 )
 
@@ -435,10 +436,7 @@ def spaced_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
     request gives the parts no points of their own. On new users' prompt s22/2 the 1.5B
     model put three boxes "2 apart" at x = 0, 1 and 2."""
     text = _asked(request)
-    start = newest_request_at(request)
-    after = request.messages[start + 1 :] if start is not None else []
-    failed = {r.call_id for m in after for r in m.tool_results if r.is_error}
-    made = [c for m in after for c in m.tool_calls if c.id not in failed]
+    made = made_since_request(request)
 
     def mend(part: _Made) -> dict[str, Any] | None:
         call, name = part.call, part.name
@@ -462,10 +460,10 @@ def spaced_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         if key is None or first is None:
             return None
         origin = first.arguments.get(key) or [0, 0, 0]
-        if not _is_point(origin) or axis >= len(origin):
+        if not _plain_numbers(origin) or axis >= len(origin):
             return None
         point = list(call.arguments.get(key) or origin)
-        if not _is_point(point) or len(point) != len(origin):
+        if not _plain_numbers(point) or len(point) != len(origin):
             return None
         index = [n.lower() for n in group].index(name.lower())
         wanted = origin[axis] + index * spacing
@@ -476,9 +474,3 @@ def spaced_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         return {**call.arguments, key: _plain(point)}
 
     return _mend(request, response, mend)
-
-
-def _is_point(value: object) -> bool:
-    return isinstance(value, list) and all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in value
-    )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from agentsdk.tools import SchemaProblem, ToolSpec, compile_schema
+from agentsdk.tools import ToolSpec
 
 from agentsdk import ModelError, ModelRequest, ModelResponse, TextPart, ToolCallPart
 
@@ -28,7 +28,7 @@ from .announced import announced_tool, announces_a_step, echoes_call_format, ech
 from .answers import echo_kind, echoes_request, listed, owned_up
 from .as_asked import as_asked
 from .grammar import TURN_GRAMMAR, tool_call_grammar
-from .offers import offer_taken
+from .offers import offer_taken, valid_arguments
 from .unmade import (
     Part,
     another_kind_unmade,
@@ -320,17 +320,10 @@ class Reasking(OpenAIChatModel):
 def _validates(request: ModelRequest, calls: list[ToolCallPart]) -> bool:
     """Every call names an offered tool and its arguments pass that tool's schema (False
     when a schema is beyond the compiled checks: the grammar then decides)."""
-    specs = {spec.name: spec for spec in request.tools}
-    for call in calls:
-        spec = specs.get(call.name)
-        if spec is None or call.raw_arguments is not None:
-            return False
-        try:
-            if compile_schema(spec.parameters)(call.arguments):
-                return False
-        except SchemaProblem:
-            return False
-    return True
+    return all(
+        call.raw_arguments is None and valid_arguments(request, call.name, call.arguments)
+        for call in calls
+    )
 
 
 def _repeats_the_newest_call(request: ModelRequest, call: ToolCallPart) -> bool:

@@ -18,6 +18,7 @@ from .mending import (
     _Made,
     _mend,
     _plain,
+    _plain_numbers,
     _says,
     _unsaid_files,
     _up_axis,
@@ -253,8 +254,7 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         if size is None:
             size = [1] * len(fields)
         if (
-            not isinstance(size, list)
-            or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in size)
+            not _plain_numbers(size)
             or 0 in size  # a zero is no dimension: the toolkits leave it out their own way
         ):
             return None

@@ -65,6 +65,7 @@ __all__ = [
     "files_no_tool_writes",
     "head_of",
     "kind_of",
+    "made_since_request",
     "makes_another_kind",
     "mentions",
     "named_in",
@@ -393,6 +394,14 @@ def unmade_names(request: ModelRequest) -> list[str]:
     return [part.key for part in unmade_parts(request) if part.kind == "name"]
 
 
+def made_since_request(request: ModelRequest) -> list[ToolCallPart]:
+    """The calls made since the newest request whose results came back without an error."""
+    start = newest_request_at(request)
+    after = request.messages[start + 1 :] if start is not None else []
+    failed = {r.call_id for m in after for r in m.tool_results if r.is_error}
+    return [call for m in after for call in m.tool_calls if call.id not in failed]
+
+
 def unmade_parts(request: ModelRequest) -> list[Part]:
     """The parts of the newest user message no call made since has done, in the order the
     request gives them, each once: names and files that no call that did not fail, nor any
@@ -409,8 +418,7 @@ def unmade_parts(request: ModelRequest) -> list[Part]:
     if not (names or files or steps):
         return []
     after = request.messages[start + 1 :]
-    failed = {r.call_id for m in after for r in m.tool_results if r.is_error}
-    made = [call for m in after for call in m.tool_calls if call.id not in failed]
+    made = made_since_request(request)
     said = "\n".join(
         [c.raw_arguments or json.dumps(c.arguments, ensure_ascii=False) for c in made]
         + [r.text for m in after for r in m.tool_results if not r.is_error]
@@ -648,11 +656,12 @@ def head_of(text: str, name: str) -> str:
     before it at the earliest ("a red uv sphere named Ball of radius 0.5 m resting on a
     grey cube named Pedestal": the Pedestal's head is "of radius 0.5 m resting on a grey
     cube", not the Ball's sphere as well)."""
-    span = _naming_of(text, name)
+    namings = _namings(text)
+    span = next(((start, end) for found, start, end in namings if name in found), None)
     if span is None:
         return ""
     before = [stop for at, stop in _cuts(text) if stop <= span[0]]
-    before += [end for _, start, end in _namings(text) if end <= span[0]]
+    before += [end for _, start, end in namings if end <= span[0]]
     return text[max(before) if before else 0 : span[0]]
 
 
