@@ -2,14 +2,15 @@
 does with them, with the toolkit's instructions in its prompt (the default since session 16)
 and without (``toolkit_instructions=False``, what such an agent sent before).
 
-Eight sets, each written before it was first run: ``s16``
+Nine sets, each written before it was first run: ``s16``
 (eight prompts, session 16), ``s17`` (nine more, written in session 17 before any change
 of that session was run), ``s18`` (nine more, written in session 18 before any run on
 them, after that session's changes were made but not measured on new prompts), ``s19``
 (nine more, written in session 19 the same way), ``s20`` (nine more, written in session
 20 before any run or change), ``s21`` (nine more, written in session 21 the same way),
-``s22`` (nine more, written in session 22 after its changes were made, before any run) and
-``s23`` (nine more, written in session 23 before any change or run). s19 and s20 were each held out for one run of new code only:
+``s22`` (nine more, written in session 22 after its changes were made, before any run),
+``s23`` (nine more, written in session 23 before any change or run) and ``s24`` (nine more,
+written in session 24 the same way). s19 and s20 were each held out for one run of new code only:
 later changes of their sessions used what those runs showed (the tasks README says which). Nothing checks the outcome
 automatically: each row keeps
 the calls, the answer and the last tool result (the scene as the tools describe it), and
@@ -17,7 +18,7 @@ the judgement is written in the tasks README. Writes --out (default
 benchmarks/results/new_user_prompts.json), and with --traces one trace per run (JSONL) and
 the local model's log beside it (``.log``: which calls were mended or asked again, and why).
 
-    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|...|s23] [--only on|off]
+    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|...|s24] [--only on|off]
         [--kit threejs|blender|godot] [--out FILE] [--traces DIR]
 """
 
@@ -128,6 +129,18 @@ SETS["s23"] = [
     ("godot", "Create a main scene with a red sphere named Ball of radius 1 at (0, 1, 0) and an omni light named Lamp at (0, 4, 0)."),
     ("godot", "Make a main scene with a blue box named Wall, 4 by 2 by 0.2, standing on the ground, and a Camera named Eye at (0, 1, 6) looking at the wall."),
     ("godot", "Build a main scene whose root is a Control, with a Label named Title that says Hello and a Button named Go below it."),
+]  # fmt: skip
+
+SETS["s24"] = [
+    ("threejs", "Make a brown box named desk, 2 wide, 0.8 tall and 1 deep, on the ground, and a white sphere named globe of radius 0.2 sitting on the desk."),
+    ("threejs", "Add a green cone named tree, 2 tall, on the ground, and a small yellow sphere named star on its tip."),
+    ("threejs", "Add a purple torus named ring at (0, 2, 0) and a white directional light named key, then render the scene."),
+    ("blender", "Add a cube named Base, 2 m wide, on the ground, and a cylinder named Column, 0.3 m in radius and 2 m tall, standing on top of the base."),
+    ("blender", "Add a monkey named Suzanne at the origin, make it gold, and render it."),
+    ("blender", "Add three spheres named A, B and C of radius 0.5, 2 m apart along x, all on the ground."),
+    ("godot", "Create a main scene with a grey box named Floor, 10 by 0.2 by 10, and a red sphere named Ball of radius 0.5 resting on it."),
+    ("godot", "Make a main scene with a yellow cube named Target at the origin, a Camera named Cam at (0, 3, 8) looking at it, and a spot light named Spot at (0, 5, 0) pointing down at it."),
+    ("godot", "Build a main scene whose root is a Control with a Button named Play that says Play and a Label named Hint under it."),
 ]  # fmt: skip
 
 
