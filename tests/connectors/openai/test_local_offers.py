@@ -80,3 +80,20 @@ def test_only_the_repeated_call_of_a_turn_is_replaced() -> None:
     response = _sends(cube, CAMERA)
     mended = offer_taken(_refused(CAMERA, OFFER), response)
     assert [c.arguments for c in mended.tool_calls] == [cube, OFFER]
+
+
+def test_integral_floats_are_the_same_numbers_as_ints() -> None:
+    capsule = {
+        "scene": "res://main.tscn", "name": "Hero", "type": "MeshInstance",
+        "shape": "capsule", "size": [2, 2, 1],
+    }  # fmt: skip
+    offer = {**capsule, "size": [1, 1, 2]}
+    resent = {**capsule, "size": [2.0, 2.0, 1.0]}  # the same call, written with floats
+    [call] = offer_taken(_refused(capsule, offer), _sends(resent)).tool_calls
+    assert call.arguments == offer
+    # A float that is not integral is another number: the call is the model's own.
+    other = {**capsule, "size": [2.5, 2.0, 1.0]}
+    assert offer_taken(_refused(capsule, offer), _sends(other)).tool_calls[0].arguments == other
+    # An offer the model already wrote out (with floats) is not "taken" again.
+    taken = {**capsule, "size": [1.0, 1.0, 2.0]}
+    assert offer_taken(_refused(taken, offer), _sends(taken)).tool_calls[0].arguments == taken

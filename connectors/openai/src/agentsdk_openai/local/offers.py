@@ -29,8 +29,20 @@ __all__ = ["offer_taken", "valid_arguments"]
 logger = logging.getLogger("agentsdk_openai.local")
 
 
+def _plain(value: object) -> object:
+    """The value with every integral float written as an int: ``[2.0, 3.0]`` and ``[2, 3]``
+    are the same call (s20/9: a resend with floats missed the refusal written with ints)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _key(name: str, arguments: dict[str, Any]) -> str:
-    return name + "\x00" + json.dumps(arguments, sort_keys=True, default=str)
+    return name + "\x00" + json.dumps(_plain(arguments), sort_keys=True, default=str)
 
 
 def _offers(request: ModelRequest) -> dict[str, dict[str, Any]]:
@@ -74,7 +86,7 @@ def offer_taken(request: ModelRequest, response: ModelResponse) -> ModelResponse
             offer = offers.get(_key(part.name, part.arguments))
             if (
                 offer is not None
-                and offer != part.arguments
+                and _plain(offer) != _plain(part.arguments)
                 and valid_arguments(request, part.name, offer)
             ):
                 logger.info("%s sent again after its refusal: the offered call instead", part.name)
