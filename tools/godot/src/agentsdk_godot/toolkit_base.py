@@ -277,6 +277,13 @@ class GodotToolkitBase(Toolkit):
         except (ProjectPathError, SceneError, VariantSyntaxError) as err:
             raise ToolError(str(err)) from None
 
+    def _bytes_of(self, path: str) -> bytes | None:
+        """The file as it is on disk, or None when there is none (or no such path)."""
+        try:
+            return self.project.file(path).read_bytes()
+        except (ProjectPathError, OSError):
+            return None
+
     def _save(self, path: str, scene: SceneFile, node: str, detail: str) -> SceneChange:
         saved = self.project.write_scene(path, scene)
         return SceneChange(

@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from agentsdk import ToolError, tool
+from agentsdk import ToolError, Unchanged, tool
 from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.engine import HarnessJob
 from agentsdk_godot.node_arguments import (
@@ -606,7 +606,7 @@ class AuthoringTools(GodotToolkitBase):
     @tool(side_effects=True)
     async def set_property(
         self, scene: str, node: str, property: str, value: str, rest_on: OptText = None
-    ) -> SceneChange:
+    ) -> SceneChange | Unchanged:
         """Set a node property in a scene file.
 
         Args:
@@ -618,6 +618,17 @@ class AuthoringTools(GodotToolkitBase):
             value: e.g. 2.5, true, Vector3( 0, 1, 0 ), Color( 1, 0, 0, 1 ), CubeMesh(); text as it is.
             rest_on: Then stand the node on "ground" (y=0) or a node, e.g. after a new mesh/size.
         """
+        before = self._bytes_of(scene)
+        change = await self._set_property(scene, node, property, value, rest_on)
+        if before is None or self._bytes_of(change.scene) != before:
+            return change
+        # The scene file is byte for byte what it was: the model asked for what already is.
+        change.detail = f"Nothing changed: the scene already was so ({change.detail})"
+        return Unchanged(change)
+
+    async def _set_property(
+        self, scene: str, node: str, property: str, value: str, rest_on: str | None
+    ) -> SceneChange:
         doc = self._scene(scene)
         try:
             target = doc.node(node)
