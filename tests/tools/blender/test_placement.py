@@ -3,6 +3,7 @@ set_transform(rest_on=), with every expected height computed here from the verti
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -181,6 +182,29 @@ async def test_set_material_later_updates_the_same_material(toolkit: BlenderTool
     assert count["stdout"].strip() == "2"
 
 
+async def test_set_material_to_the_material_it_has_changes_nothing(
+    toolkit: BlenderToolkit,
+) -> None:
+    await toolkit.reset()
+    await ok(toolkit, "create_primitive", kind="cube", name="Crate", color="red")
+    # create_primitive's colour is set_material's default look in that colour.
+    same = await call(toolkit, "set_material", name="Crate", color="red")
+    assert same.unchanged and not same.is_error, same.text
+    said = json.loads(same.parts[-1].text)  # type: ignore[union-attr]
+    assert said["unchanged"] == "nothing changed: Crate already had Crate_material, as it was"
+    for other in ({"color": "blue"}, {"color": "red", "metallic": 1.0}):
+        changed = await call(toolkit, "set_material", name="Crate", **other)
+        assert not changed.unchanged and not changed.is_error, changed.text
+        assert "unchanged" not in json.loads(changed.parts[-1].text)  # type: ignore[union-attr]
+    assert (await call(toolkit, "set_material", name="Crate", color="red", metallic=1.0)).unchanged
+    # A material of another name is a change, even with the same values.
+    renamed = await call(toolkit, "set_material", name="Crate", color="red", metallic=1.0,
+                         material_name="Paint")  # fmt: skip
+    assert not renamed.unchanged
+    scene = await objects(toolkit)
+    assert scene["Crate"]["materials"] == ["Paint"]
+
+
 @pytest.mark.parametrize(
     ("colour", "rgb8"),
     [("orange", (255, 165, 0)), ("#3366cc", (51, 102, 204)), ("Dark Green", (0, 100, 0))],
@@ -286,8 +310,12 @@ async def test_lights_cameras_and_self_are_refused(toolkit: BlenderToolkit) -> N
     stays = await ok(toolkit, "set_transform", name="Table", rest_on="Table")
     assert stays["location"] == [1, 2, 3] and "rests_on" not in stays, stays
     assert stays["unchanged"] == "nothing moved: Table was already there", stays
+    # ... and the call is marked Unchanged, so the loop guard counts it as no progress.
+    again = await call(toolkit, "set_transform", name="Table", location=[1, 2, 3])
+    assert again.unchanged and not again.is_error, again.text
     moved = await ok(toolkit, "set_transform", name="Table", location=[1, 2, 3.5])
     assert "unchanged" not in moved, moved
+    assert not (await call(toolkit, "set_transform", name="Table", location=[0, 0, 0])).unchanged
     new = await ok(toolkit, "create_primitive", kind="cube", name="Post", size=0.5,
                    location=[4, 0, 3], rest_on="Post")  # fmt: skip
     assert new["lowest_z"] == 0 and new["rests_on"].startswith("ground"), new

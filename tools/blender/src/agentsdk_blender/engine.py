@@ -253,8 +253,39 @@ def _same_matrix(a: Any, b: Any, tolerance: float = 1e-6) -> bool:
 def set_material(args: JSON) -> JSON:
     """Create or update a Principled BSDF material and assign it to an object."""
     obj = _object(args["name"], "set_material")
+    before = _look(obj)
     mat = _give_material(obj, args)
-    return {"object": obj.name, "material": mat.name}
+    given: JSON = {"object": obj.name, "material": mat.name}
+    if before == _look(obj):
+        given["unchanged"] = f"nothing changed: {obj.name} already had {mat.name}, as it was"
+    return given
+
+
+def _look(obj: Any) -> list[tuple[Any, ...]]:
+    """What set_material sets of each of the object's materials, rounded (floats read back
+    from Blender differ in the last bits from what was written)."""
+    looks = []
+    for mat in getattr(obj.data, "materials", None) or []:
+        if mat is None:
+            looks.append(())
+            continue
+        nodes = mat.node_tree.nodes if mat.node_tree is not None else []
+        bsdf = next((n for n in nodes if n.type == "BSDF_PRINCIPLED"), None)
+        inputs = bsdf.inputs if bsdf is not None else {}
+        values = [
+            inputs[k].default_value if k in inputs else None
+            for k in ("Base Color", "Metallic", "Roughness", "Emission Color", "Emission Strength")
+        ]
+        looks.append((mat.name, *(_rounded(v) for v in values), _rounded(mat.diffuse_color)))
+    return looks
+
+
+def _rounded(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, float | int):
+        return round(float(value), 5)
+    return tuple(round(float(v), 5) for v in value)
 
 
 def _give_material(obj: Any, args: JSON) -> Any:

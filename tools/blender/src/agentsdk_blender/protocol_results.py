@@ -98,6 +98,9 @@ class MaterialResult(BaseModel):
 
     object: str
     material: str
+    unchanged: str | None = Field(
+        None, description="when the object already had this material, as it was: it says so"
+    )
 
 
 class DeleteResult(BaseModel):

@@ -6,7 +6,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from agentsdk import ToolError, tool
+from agentsdk import ToolError, Unchanged, tool
 
 from . import protocol as p
 from .colours import parse_colour
@@ -149,7 +149,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
             p.SetTransformArgs, name=name, location=location, rotation_degrees=rotation_degrees,
             scale=scale, look_at=_target(look_at), rest_on=_given(rest_on),
         )  # fmt: skip
-        return self.reply(await self.call_engine("set_transform", args, p.ObjectInfo))
+        info = await self.call_engine("set_transform", args, p.ObjectInfo)
+        return Unchanged(self.reply(info)) if info.unchanged else self.reply(info)
 
     @tool(side_effects=True)
     async def set_material(
@@ -186,7 +187,8 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
             roughness=roughness, emission_color=emission_color,
             emission_strength=emission_strength, material_name=material_name,
         )  # fmt: skip
-        return self.reply(await self.call_engine("set_material", args, p.MaterialResult))
+        given = await self.call_engine("set_material", args, p.MaterialResult)
+        return Unchanged(self.reply(given)) if given.unchanged else self.reply(given)
 
     @tool(side_effects=True)
     async def add_modifier(
