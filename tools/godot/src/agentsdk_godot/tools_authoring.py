@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from agentsdk import ToolError, Unchanged, tool
+from agentsdk_godot.aim import AIM_KEYS, aim_node, aim_point, facing_basis, popped_aim
 from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.engine import HarnessJob
 from agentsdk_godot.node_arguments import (
@@ -217,7 +218,8 @@ class AuthoringTools(GodotToolkitBase):
             name: Name of the new node.
             type: Its class, e.g. MeshInstance, Camera, DirectionalLight, Label.
             parent: Path of the parent node ("." is the root, "Player/Arm" deeper).
-            properties: Property -> value, e.g. {"rotation_degrees": "Vector3( -20, 0, 0 )", "text": "Hi"}.
+            properties: Property -> value, e.g. {"rotation_degrees": "Vector3( -20, 0, 0 )", "text": "Hi"};
+                {"look_at": "Box"} turns a camera or light to a node (or [x, y, z]).
             rest_on: "ground" (bottom at y=0) or a node to stand on (centred on it unless
                 position is given), measured in the engine.
             size: [x, y, z] metres its mesh fills (a box if no shape; default 2 x 2 x 2).
@@ -300,6 +302,13 @@ class AuthoringTools(GodotToolkitBase):
         mesh = typed.mesh_text(dialect)
         catalog = await self._known(doc, [cls], [*properties.values(), *([mesh] if mesh else [])])
         catalog.check_node_class(cls)
+        aim = popped_aim(properties, catalog.properties(cls))
+        if aim is not None and aim_point(aim) is None and _node_or_none(doc, aim.strip()) is None:
+            listed = ", ".join(n.path for n in doc.nodes)
+            raise ToolError(
+                f"look_at: no node {aim.strip()!r} in {scene} (nodes: {listed}): aim at a "
+                "node the scene has, or at a point [x, y, z]. Nothing was added."
+            )
         meant = {key: self._meant_property(cls, key) for key in properties}
         said_as = {key: said for said, key in meant.items()}
         try:
@@ -383,8 +392,9 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(str(err)) from None
         detail = f"added {type} {node.path}" + (": " + ", ".join(stored) if stored else "")
         placed = any(key in properties for key in PLACING)
+        before = self._bytes_of(scene)
         try:
-            return await self._save_resting(
+            change = await self._save_resting(
                 scene, doc, node, _made(detail, writer), rest_on, placed, measure=wanted is not None
             )
         except Bottomless as err:
@@ -393,6 +403,49 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(
                 f"{err} Nothing was added. To add {name} without rest_on: {again(rest_on=None)}"
             ) from None
+        if aim is None:
+            return change
+        try:
+            change.detail += "; " + await self._aim(scene, node.path, aim)
+        except ToolError as err:
+            if before is not None:
+                self.project.file(scene).write_bytes(before)  # nothing half-done stays
+            raise ToolError(f"{err} Nothing was added.") from None
+        return change
+
+    async def _aim(self, scene: str, path: str, aim: str) -> str:
+        """Turn the node at `path` so its -Z axis points at the node or point `aim` names
+        (see :mod:`agentsdk_godot.aim`), measured in the engine; says where it looks."""
+        found = await self.measurements(scene)
+        try:
+            me = found.node(path)
+        except KeyError:
+            raise ToolError(
+                f"look_at: {path} is not a 3D node: a camera, a light or another Spatial can "
+                "look at something"
+            ) from None
+        point = aim_point(aim)
+        if point is None:
+            try:
+                target = found.node(aim.strip())
+            except KeyError as err:
+                raise ToolError(f"look_at: {err.args[0]}") from None
+            point = target.centre if target.has_bounds else target.origin
+            said = f"{target.path} ({', '.join(f'{v:.3g}' for v in point)})"
+        else:
+            said = f"({', '.join(f'{v:.3g}' for v in point)})"
+        direction = (point[0] - me.origin[0], point[1] - me.origin[1], point[2] - me.origin[2])
+        if max(abs(c) for c in direction) < 1e-6:
+            raise ToolError(f"look_at: {path} stands at {said}: it cannot look at where it is")
+        parent = path.rsplit("/", 1)[0] if "/" in path else "."
+        try:
+            axes = found.node(parent).basis
+        except KeyError:
+            axes = None
+        doc = self._scene(scene)
+        form = aim_node(doc.node(path), facing_basis(direction, axes))
+        self.project.write_scene(scene, doc)
+        return f"looking at {said}: transform = {format_variant(form, self.project.dialect.style)}"
 
     def _unknown(self, cls: str, properties: dict[str, str], said_as: dict[str, str]) -> list[str]:
         """The properties, as the call wrote them, that the class does not have (a path
@@ -643,6 +696,13 @@ class AuthoringTools(GodotToolkitBase):
             except SceneError as err:
                 raise ToolError(str(err)) from None
             return self._save(scene, doc, renamed.path, f"renamed {old} to {renamed.path}")
+        if property.strip().lower() in AIM_KEYS:
+            known = (await self._known(doc, [target.type or ""], [])).properties(target.type)
+            if known is None or property.strip() not in known:  # an aim, not a property
+                detail = await self._aim(scene, target.path, value)
+                nodes = [n.path for n in self._scene(scene).nodes]
+                res = self.project.res_path(self.project.file(scene))
+                return SceneChange(scene=res, node=target.path, detail=detail, nodes=nodes)
         if rest_on is not None:
             rest_on = _meant_support(doc, rest_on, target.path, new=False)
         if rest_on is not None:
