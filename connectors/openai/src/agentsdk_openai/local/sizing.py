@@ -58,6 +58,18 @@ _BY = re.compile(
 
 _EXTENTS = ({"w", "h", "d"}, {"x", "y", "z"})
 
+_EDGE = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:m\b|metres?\b|meters?\b|units?\b)?\s*"
+    r"(?:wide|tall|high|deep|long|across|on\s+(?:each|every|a)\s+side|per\s+side)\b",
+    re.IGNORECASE,
+)
+"""One extent of a cube ("2 m wide", "1 on each side"): every edge of a cube is that long."""
+
+_CUBE = re.compile(r"\bcubes?\b", re.IGNORECASE)
+
+_FLAT = ("plane", "quad", "circle", "disc", "disk", "grid")
+"""Shapes with no thickness: a zero in their size is the axis they lack."""
+
 _FIELDS = r"\[([a-z]+(?:\s*,\s*[a-z]+)*)\]"
 """The fields of a size as a tool's description lists them: ``[r, h]``, ``[x, y, z]``."""
 
@@ -226,7 +238,10 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         tall = [h or r for h, r in _TALL.findall(said)]
         round_ = _RADIUS.findall(said)
         by = _BY.findall(said)
-        if len(tall) > 1 or len(round_) > 1 or len(by) > 1 or not (tall or round_ or by):
+        edges = {float(e) for e in _EDGE.findall(said)} if _CUBE.search(head) else set()
+        if len(edges) > 1 or by or round_:
+            edges = set()  # a cube of two sizes, or dimensions besides: not one edge
+        if len(tall) > 1 or len(round_) > 1 or len(by) > 1 or not (tall or round_ or by or edges):
             return None
         properties = tool.parameters.get("properties") or {}
         key = next((k for k in _SHAPE_ARGUMENTS if k in properties), None)
@@ -246,6 +261,9 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         height = float(tall[0]) if tall else None
         radius = float(round_[0]) if round_ else None
         wanted = _wanted_size(fields, shape, _up_axis(tool), height, radius)
+        if edges and any(set(fields) == extents for extents in _EXTENTS):
+            (edge,) = edges
+            wanted = dict.fromkeys(range(len(fields)), edge)
         size = arguments.get(_SIZE)
         if by and size is None and not wanted:
             return _by_size(made, [float(n) for n in by[0] if n], fields, shape)
@@ -253,12 +271,15 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
             return None
         if size is None:
             size = [1] * len(fields)
-        if (
-            not _plain_numbers(size)
-            or 0 in size  # a zero is no dimension: the toolkits leave it out their own way
-        ):
+        if not _plain_numbers(size) or (0 in size and shape in _FLAT):
+            return None  # a flat shape's zero is the axis it lacks: left to the toolkits
+        given = [v for v in size if v != 0]
+        if not given:
             return None
-        read = _as_read(size, fields)
+        # On a solid, a zero is no dimension: the numbers besides it are the size the call
+        # gives (Blender reads it so; three.js read a cone's [2, 0, 0], "2 tall", as radius 2
+        # and height 0, and refused it, s24/2).
+        read = _as_read(given, fields)
         new = list(read)
         for index, value in wanted.items():
             if new[index] == value:
@@ -268,7 +289,7 @@ def sized_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
                 new[misplaced[0]] = new[index]
             new[index] = value
         new = _plain(new)
-        if new == read and _SIZE in arguments:
+        if new == read and _SIZE in arguments and given == size:
             return None  # as asked (a size among properties stays where it was written)
         logger.info("%s for %r sized as asked: %s", call.name, made.name, new)
         return {**arguments, _SIZE: new}
