@@ -596,6 +596,45 @@ async def test_a_text_answer_cut_off_with_a_part_left_gets_the_call_for_it(
         await model.request(done)
 
 
+async def test_an_answer_cut_off_after_whole_calls_is_those_calls(
+    qwen_engine: LocalEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # s24/7: the 1.5B model's turn held a whole add_node call, then text to the 1,024-token
+    # cap; the run ended on ResponseTruncatedError with the call unmade.
+    from agentsdk_openai.model import OpenAIChatModel
+
+    model, _, request = _sun_made()
+    plate = ToolCallPart(name="add_object", arguments={"name": "plate", "shape": "box"})
+    broken = ToolCallPart(name="add_object", arguments={}, raw_arguments='{"name": "pla')
+    chatter = TextPart(text="To add the plate, use add_object with these arguments: " * 30)
+    cuts = [
+        ModelResponse(parts=[plate, chatter], finish_reason="length"),
+        ModelResponse(parts=[chatter, plate, chatter, broken], finish_reason="length"),
+    ]
+    real, calls = OpenAIChatModel.request, []
+
+    async def cut(self: OpenAIChatModel, req: ModelRequest) -> ModelResponse:
+        calls.append(req)
+        if len(calls) == 1:
+            raise ResponseTruncatedError("cut off (test)", response=cuts.pop(0))
+        return await real(self, req)
+
+    monkeypatch.setattr(OpenAIChatModel, "request", cut)
+    for _ in range(2):
+        calls.clear()
+        made = await model.request(request)
+        assert [c.arguments for c in made.tool_calls] == [plate.arguments], made.parts
+        assert made.tool_calls[0].id == plate.id and not made.text
+        assert made.finish_reason == "tool_calls"
+        assert len(calls) == 1  # the engine was not asked again
+    # Only a call cut in the middle, and no part left to ask for: the error stands.
+    cuts.append(ModelResponse(parts=[broken], finish_reason="length"))
+    calls.clear()
+    with pytest.raises(ResponseTruncatedError, match=r"cut off \(test\)"):
+        await model.request(request.model_copy(update={"messages": request.messages[:1]}))
+    await model.aclose()
+
+
 MAKE = ADD.model_copy(update={"creates": "name"})
 LIGHT = ToolSpec(
     name="add_light",

@@ -235,12 +235,21 @@ class LocalChatModel(Reasking):
     async def _cut_off(
         self, request: ModelRequest, exc: ResponseTruncatedError
     ) -> ModelResponse | None:
-        """A text answer cut off at the output-token limit, when a step of the request is
-        left: the call the mends ask for in its place, or None (the error stands). On a
-        new user's prompt (s23/7) the 1.5B model wrote 1,024 tokens of text after making
-        the first of two parts, and the run ended on the error."""
+        """An answer cut off at the output-token limit: its whole calls, when it has any
+        (the cut-off rest dropped), else, for a text answer when a step of the request is
+        left, the call the mends ask for in its place; or None (the error stands). On new
+        users' prompts the 1.5B model wrote 1,024 tokens of text after making the first of
+        two parts (s23/7), or after a whole first call of its turn (s24/7), and the run
+        ended on the error."""
         cut = exc.response
-        if cut is None or cut.tool_calls or not cut.text.strip():
+        if cut is None:
+            return None
+        whole = [call for call in cut.tool_calls if call.raw_arguments is None]
+        if whole:
+            logger.info("%s: an answer cut off at the token limit; its whole calls", self.name)
+            update = {"parts": whole, "finish_reason": "tool_calls"}
+            return await self._mended(request, cut.model_copy(update=update))
+        if cut.tool_calls or not cut.text.strip():
             return None
         mended = await self._mended(request, cut)
         if not mended.tool_calls:
