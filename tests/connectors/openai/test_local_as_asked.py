@@ -13,6 +13,8 @@ from agentsdk_openai.local.as_asked import (
     as_asked,
     framed_as_asked,
     kind_as_asked,
+    light_as_asked,
+    looking_as_asked,
     looks_as_asked,
     placed_as_asked,
     rested_as_asked,
@@ -233,12 +235,36 @@ GODOT = {"scene": "res://main.tscn", "type": "MeshInstance"}
         ("Build a main scene with a yellow box named Block.",
          _call("add_node", name="Block", properties={"mesh": "res://Block.mesh"}, **GODOT),
          {"shape": "box", "color": "yellow"}),
+        # A colour written among the properties goes: the argument says the one asked
+        # (s24/8: "a yellow cube named Target" made with a red Color among its properties).
         ("Make a main scene with a red cube named Target at the origin.",
          _call("add_node", name="Target", properties={"mesh": '"res://cube/cube"',
-               "albedo_color": "Color( 1, 0, 0, 1 )"}, **GODOT), {"shape": "box"}),
+               "albedo_color": "Color( 1, 0, 0, 1 )"}, **GODOT),
+         {"shape": "box", "color": "red", "properties": {"mesh": '"res://cube/cube"'}}),
         ("Build a main scene with a yellow box named Block.",
          _call("add_node", name="Block", properties={"albedo_color": "Color( 1, 1, 0, 1 )"},
-               **GODOT), {"shape": "box"}),
+               **GODOT), {"shape": "box", "color": "yellow", "properties": {}}),
+        ("Make a main scene with a yellow cube named Target at the origin, a Camera named Cam "
+         "at (0, 3, 8) looking at it.",
+         _call("add_node", name="Target", properties={"mesh": "CubeMesh()",
+               "color": "Color( 1, 0, 0, 1 )", "position": "Vector3( 0, 0, 0 )"}, **GODOT),
+         {"color": "yellow", "properties": {"mesh": "CubeMesh()",
+                                            "position": "Vector3( 0, 0, 0 )"}}),
+        ("Build a main scene with a yellow box named Block.",
+         _call("add_node", name="Block", shape="box", properties={"color": "yellow"}, **GODOT),
+         {}),
+        ("Build a main scene with a yellow box named Block.",
+         _call("add_node", name="Block", shape="box", properties={"color": "red"}, **GODOT),
+         {"color": "yellow", "properties": {}}),
+        # a colour word of another colour is the colour asked; one of the same is kept
+        ("Add a yellow cube named Target.",
+         _call("add_object", name="Target", shape="box", color="red"), {"color": "yellow"}),
+        ("Add a light grey cube named Target.",
+         _call("add_object", name="Target", shape="box", color="Light Grey"), {}),
+        # a material of the call's own is its colour
+        ("Build a main scene with a yellow box named Block.",
+         _call("add_node", name="Block", properties={"material_override": "res://gold.tres",
+               "albedo_color": "Color( 1, 0, 0, 1 )"}, **GODOT), {"shape": "box"}),
     ],
 )  # fmt: skip
 def test_a_shape_made_with_the_shape_and_colour_the_request_gives(
@@ -589,18 +615,40 @@ def test_nothing_is_aimed_at_its_own_point(text: str, call: ToolCallPart, aim: o
          _call("add_node", name="Post", shape="cylinder", size=[0.5, 4, 0.5], **GODOT),
          [1, 4, 1]),
         # Blender: a cube is [x, y, z], Z up; a cylinder [radius, height]; a sphere [r, r, r]
+        # a cube is as high as it is wide and deep: one extent is every edge
         ("Add a cube named Crate, 2 m high.",
+         _call("create_primitive", kind="cube", name="Crate", size=[1, 1, 1]), [2, 2, 2]),
+        ("Add a box named Crate, 2 m high.",
          _call("create_primitive", kind="cube", name="Crate", size=[1, 1, 1]), [1, 1, 2]),
+        # s24/4: "2 m wide" sent as [2, 2, 0], refused (a cube takes 1 or 3 numbers) in a loop
+        ("Add a cube named Base, 2 m wide, on the ground, and a cylinder named Column, 0.3 m "
+         "in radius and 2 m tall, standing on top of the base.",
+         _call("create_primitive", kind="cube", name="Base", size=[2, 2, 0]), [2, 2, 2]),
+        ("Add a red cube named Box, 1.5 on each side.",
+         _call("add_object", name="Box", shape="box"), [1.5, 1.5, 1.5]),
+        ("Add a red cube named Box, 2 wide and 3 deep.",
+         _call("add_object", name="Box", shape="box", size=[2, 1, 3]), [2, 1, 3]),
+        ("Add a box named Crate, 2 m wide.",
+         _call("create_primitive", kind="cube", name="Crate", size=[2, 2, 0]), [2, 2, 0]),
+        # s24/2: "2 tall" sent as a cone [2, 0, 0] (three.js read it as radius 2, height 0,
+        # and refused it): on a solid a zero is no dimension, the numbers left the size given
+        ("Add a green cone named tree, 2 tall, on the ground, and a small yellow sphere named "
+         "star on its tip.",
+         _call("add_object", name="tree", shape="cone", size=[2, 0, 0]), [1, 2]),
+        ("Add a green cone named tree, 2 tall, on the ground.",
+         _call("add_object", name="tree", shape="cone", size=[0.5, 0, 2]), [0.5, 2]),
         ("Add a brown cylinder named Trunk, radius 0.2 m and 2 m tall, on the ground, and a "
          "green ico sphere named Crown of radius 1 m on top of it.",
          _call("create_primitive", kind="cylinder", name="Trunk", size=[2, 0.2]), [0.2, 2]),
-        # read as the toolkits read it: [r, r, h], and a zero is no dimension (s16/6, s21/4)
+        # read as the toolkits read it: [r, r, h]; a zero is no dimension (s16/6, s21/4), so
+        # it goes (Blender reads [0.2, 0, 2] as [0.2, 2]; three.js would read radius 0.2,
+        # height 0)
         ("Add a red cylinder named Pillar, 3 m tall, resting on the ground.",
          _call("create_primitive", kind="cylinder", name="Pillar", size=[0.5, 0.5, 3]),
          [0.5, 0.5, 3]),
         ("Add a brown cylinder named Trunk, radius 0.2 m and 2 m tall, on the ground.",
          _call("create_primitive", kind="cylinder", name="Trunk", size=[0.2, 0, 2]),
-         [0.2, 0, 2]),
+         [0.2, 2]),
         ("Add a blue cylinder named tower, radius 1 and height 5.",
          _call("add_object", name="tower", shape="cylinder", size=[1, 1, 4]), [1, 5]),
         # dimensions "A by B (by C)", for a call with no size, in order on extents
@@ -843,3 +891,118 @@ def test_parts_named_together_are_spaced_as_asked(
         return
     (got,) = mended.tool_calls
     assert got.arguments == {**call.arguments, "position": point}
+
+
+SCENE = {"scene": "res://main.tscn"}
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "kind"),
+    [
+        # s24/8, s17/9: Godot's class of the kind asked (Godot 4's names keep their suffix)
+        ("Make a main scene with a yellow cube named Target at the origin and a spot light "
+         "named Spot at (0, 5, 0) pointing down at it.",
+         _call("add_node", name="Spot", type="DirectionalLight", **SCENE), "SpotLight"),
+        ("Build a main scene with a yellow box named Block and an omni light named Bulb "
+         "above it.", _call("add_node", name="Bulb", type="DirectionalLight", **SCENE),
+         "OmniLight"),
+        ("Add a point light named Glow.",
+         _call("add_node", name="Glow", type="SpotLight3D", **SCENE), "OmniLight3D"),
+        # three.js's kind (the words of its description), Blender's enum
+        ("Create a blue cylinder named tower and a yellow point light named lamp at (0, 6, 0).",
+         _call("add_light", name="lamp", kind="directional"), "point"),
+        ("Add a blue cube named Box and a sun light named Sun above it.",
+         _call("place_light", name="Sun", kind="point", location=[0, 0, 5]), "sun"),
+        ("Add an orange ico sphere named Bead and a point light named Glow 1 m above it.",
+         _call("place_light", name="Glow", kind="SUN", location=[0, 0, 5]), "point"),
+        # the kind asked already, no kind said, two kinds said, not a light: kept
+        ("Add a spot light named Beam.", _call("add_light", name="Beam", kind="spot"), None),
+        ("Add a light named Key.", _call("add_light", name="Key", kind="point"), None),
+        ("Add a sun or a spot light named Key.",
+         _call("add_light", name="Key", kind="point"), None),
+        ("Add a spot light named Key.",
+         _call("add_node", name="Key", type="Camera", **SCENE), None),
+        ("Add a red cube named Spot.",
+         _call("add_node", name="Spot", type="MeshInstance", **SCENE), None),
+        ("Add an area light named Panel.",
+         _call("add_node", name="Panel", type="OmniLight", **SCENE), None),
+    ],
+)  # fmt: skip
+def test_a_light_made_of_the_kind_asked(text: str, call: ToolCallPart, kind: str | None) -> None:
+    response = ModelResponse(parts=[call])
+    mended = light_as_asked(_ask(text, call.name), response)
+    if kind is None:
+        assert mended is response
+        return
+    (got,) = mended.tool_calls
+    key = "type" if call.name == "add_node" else "kind"
+    assert got.arguments == {**call.arguments, key: kind}
+    assert as_asked(_ask(text, call.name), response).tool_calls[0].arguments[key] == kind
+
+
+CAM_ASKED = (
+    "Make a main scene with a yellow cube named Target at the origin, a Camera named Cam at "
+    "(0, 3, 8) looking at it, and a spot light named Spot at (0, 5, 0) pointing down at it."
+)
+
+
+def _made_target(text: str) -> ModelRequest:
+    """The request, after Target was made."""
+    made = _call("add_node", name="Target", shape="box", **GODOT)
+    request = _ask(text, "add_node")
+    result = ToolResultPart(call_id=made.id, name="add_node", parts=[TextPart(text="added")])
+    messages = [
+        *request.messages,
+        Message(role="assistant", parts=[made]),
+        Message(role="tool", parts=[result]),
+    ]
+    return request.model_copy(update={"messages": messages})
+
+
+@pytest.mark.parametrize(
+    ("call", "aim"),
+    [
+        # s24/8: Godot's camera and light, aimed nowhere: look_at among their properties
+        (_call("add_node", name="Cam", type="Camera", position=[0, 3, 8], **SCENE), "Target"),
+        (_call("add_node", name="Spot", type="SpotLight", **SCENE,
+               properties={"translation": "Vector3( 0, 5, 0 )"}), "Target"),
+        # aimed its own way already (the toolkit reads "target"), or a shape: kept
+        (_call("add_node", name="Cam", type="Camera", **SCENE,
+               properties={"target": "Target"}), None),
+        (_call("add_node", name="Target", type="MeshInstance", **SCENE), None),
+    ],
+)  # fmt: skip
+def test_a_camera_or_light_asked_to_look_at_a_part_is_aimed_at_it(
+    call: ToolCallPart, aim: str | None
+) -> None:
+    response = ModelResponse(parts=[call])
+    mended = looking_as_asked(_made_target(CAM_ASKED), response)
+    if aim is None:
+        assert mended is response
+        return
+    (got,) = mended.tool_calls
+    assert got.arguments["properties"] == {**call.arguments.get("properties", {}), "look_at": aim}
+    assert {k: v for k, v in got.arguments.items() if k != "properties"} == {
+        k: v for k, v in call.arguments.items() if k != "properties"
+    }
+
+
+def test_an_aim_at_a_part_not_made_or_at_a_point_or_unsaid() -> None:
+    cam = _call("add_node", name="Cam", type="Camera", **SCENE)
+    response = ModelResponse(parts=[cam])
+    # Target not made yet: the toolkit would refuse the aim, so none is given
+    assert looking_as_asked(_ask(CAM_ASKED, "add_node"), response) is response
+    at_origin = "Make a main scene with a Camera named Cam at (0, 3, 8) looking at the origin."
+    (got,) = looking_as_asked(_ask(at_origin, "add_node"), response).tool_calls
+    assert got.arguments["properties"] == {"look_at": "[0, 0, 0]"}
+    unsaid = "Make a main scene with a Camera named Cam at (0, 3, 8)."
+    assert looking_as_asked(_ask(unsaid, "add_node"), response) is response
+    # Blender's place_camera has an aim argument of its own: aimed_as_asked's
+    blender = _call("place_camera", name="Cam", location=[0, -6, 3])
+    asked = "Add a camera named Cam at (0, -6, 3) looking at the origin."
+    assert (
+        looking_as_asked(_ask(asked, "place_camera"), ModelResponse(parts=[blender]))
+        .tool_calls[0]
+        .arguments
+        == blender.arguments
+    )

@@ -2,15 +2,18 @@
 
 A small local model fills in every argument a maker tool offers, in the order it is shown,
 and copies a name with whatever words follow it; or it leaves out what the request states
-plainly. Seven mends, each for a call to a tool that declares what it makes
+plainly. Nine mends, each for a call to a tool that declares what it makes
 (:attr:`~agentsdk.ToolSpec.creates`), each read from the newest user message only, each
 logged, and none kept if the mended call would fail the tool's schema:
 
 - **the name as the request gives it** ("Ball of radius 1" is sent as "Ball");
 - **no name of another kind**: a light called "spire" for "a purple cone named spire"
   loses the name when the tool can do without it, so the cone can still be made under it;
+- **the kind of light the request gives**: "a spot light named Spot" made as a
+  DirectionalLight becomes a SpotLight (:func:`light_as_asked`);
 - **the shape and colour the request gives**, where the call leaves them out or makes
-  another shape ("a red sphere named Ball": Godot's ``add_node`` with neither);
+  another shape ("a red sphere named Ball": Godot's ``add_node`` with neither), or gives
+  another colour its own way (a red ``Color`` among Godot's properties for "a yellow cube");
 - **the height and radius the request gives**, on the field the tool's ``size`` takes them
   in ("a green cylinder named pillar, 3 tall" sent as ``size: [3, 1, 1]``, three.js's
   ``[r, h]``: the 3 read as the radius);
@@ -18,6 +21,9 @@ logged, and none kept if the mended call would fail the tool's schema:
   it", "on top of the crate"), where the call has none or the ground;
 - **the spacing**: parts named together "2 apart" placed that far from the first of them
   along the axis the request gives (:func:`~.placing.spaced_as_asked`);
+- **what a camera or light looks at**, where the call aims it nowhere: ``look_at`` among
+  the entries of a dict argument that offers it (Godot's ``properties``;
+  :func:`~.placing.looking_as_asked`);
 - **where the request puts it**: the point it gives, filled in where the call places the
   part nowhere ("a Camera named Eye at (0, 2, 6)"); ``rest_on: "ground"`` filled in for a
   part "on the ground"; ``rest_on`` dropped where it would move the part off the point it
@@ -65,6 +71,7 @@ from .placing import (
     aimed_as_asked,
     changed_as_asked,
     framed_as_asked,
+    looking_as_asked,
     placed_as_asked,
     rested_as_asked,
     spaced_as_asked,
@@ -102,7 +109,7 @@ logger = logging.getLogger("agentsdk_openai.local")
 
 
 def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with its calls mended by all eleven checks (the same response when
+    """The response with its calls mended by all thirteen checks (the same response when
     nothing needed mending)."""
     if not response.tool_calls:
         return response
@@ -111,8 +118,8 @@ def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
     if not any(tool.creates for tool in request.tools):
         return response
     for check in (
-        named_as_asked, kind_as_asked, looks_as_asked, sized_as_asked, placed_as_asked,
-        rested_as_asked, spaced_as_asked,
+        named_as_asked, kind_as_asked, light_as_asked, looks_as_asked, sized_as_asked,
+        placed_as_asked, rested_as_asked, spaced_as_asked, looking_as_asked,
     ):  # fmt: skip
         response = check(request, response)
     return response
@@ -202,6 +209,86 @@ def kind_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespon
     return _mend(request, response, mend)
 
 
+_LIGHT_KIND = re.compile(
+    r"\b(spot|point|omni|directional|sun|area|ambient|hemisphere)[\s-]*lights?\b"
+    r"|\b(spotlight|sunlight|sun|bulb)\b",
+    re.IGNORECASE,
+)
+"""A kind of light the words before a light's name give: "a spot light", "an omni light"."""
+
+_LIGHT_KINDS = {
+    "spot": "spot", "spotlight": "spot", "point": "point", "omni": "point", "bulb": "point",
+    "directional": "directional", "sun": "directional",
+    "sunlight": "directional", "area": "area", "ambient": "ambient",
+    "hemisphere": "hemisphere",
+}  # fmt: skip
+"""A light word -> the kind it means (a sun is a directional light, an omni a point)."""
+
+_LIGHT_CLASS = re.compile(r"^(Directional|Omni|Spot)Light(3D)?$")
+_LIGHT_CLASSES = {"directional": "Directional", "point": "Omni", "spot": "Spot"}
+_KIND_ARGUMENTS = ("kind", "type", "light_type")
+
+
+def _light_kind(value: str) -> str | None:
+    """The kind a light kind argument gives: an enum value (``point``, ``SUN``) or a
+    Godot class (``OmniLight``)."""
+    found = _LIGHT_CLASS.match(value.strip())
+    if found is not None:
+        return {v: k for k, v in _LIGHT_CLASSES.items()}[found.group(1)]
+    return _LIGHT_KINDS.get(value.strip().lower())
+
+
+def light_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a light of another kind than the words before its name give
+    ("a spot light named Spot", "an omni light named Bulb") made of that kind: the value
+    of its kind argument (``kind``, Godot's ``type``) that means it, from the argument's
+    enum or the words of its description, or the Godot class of that kind
+    (``OmniLight``, ``SpotLight3D``) where the call gives a light class. The words must
+    give one kind; a call whose kind is no light's is left alone.
+
+    On new users' prompts the 1.5B model made a DirectionalLight for "an omni light named
+    Bulb" (s17/9), "a spot light named Spot" (s24/8) and the Lamp of s20/9."""
+    text = _asked(request)
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        tool, call = made.tool, made.call
+        if made.name is None:
+            return None
+        head = head_of(text, made.name)
+        if kind_of(head) != "light":
+            return None
+        said = {
+            _LIGHT_KINDS[(m.group(1) or m.group(2)).lower()] for m in _LIGHT_KIND.finditer(head)
+        }
+        if len(said) != 1:
+            return None
+        (asked,) = said
+        properties = tool.parameters.get("properties") or {}
+        for key in _KIND_ARGUMENTS:
+            given = call.arguments.get(key)
+            if key not in properties or not isinstance(given, str):
+                continue
+            kind = _light_kind(given)
+            if kind is None or kind == asked:
+                return None
+            schema = properties[key]
+            found = _LIGHT_CLASS.match(given.strip())
+            if found is not None and asked in _LIGHT_CLASSES:
+                value: str | None = f"{_LIGHT_CLASSES[asked]}Light{found.group(2) or ''}"
+            else:
+                values = (
+                    [str(v) for v in schema.get("enum", [])] if isinstance(schema, dict) else []
+                ) or sorted(_values(schema))
+                value = next((v for v in values if _LIGHT_KINDS.get(v.lower()) == asked), None)
+            if value is None:
+                return None
+            logger.info("%s for %r: a %s light as asked (%s)", call.name, made.name, asked, value)
+            return {**call.arguments, key: value}
+        return None
+
+    return _mend(request, response, mend)
+
+
 _SHAPE_WORD = re.compile(
     r"\b(cube|box|block|sphere|ball|cylinder|cone|plane|torus|capsule|pyramid)(?:e?s)?\b",
     re.IGNORECASE,
@@ -249,6 +336,55 @@ def _asked_colour(head: str) -> str | None:
         shade = f"{(m.group(1) or '').lower()}{m.group(2).lower()}"
         said.append(shade if shade in _SHADES else m.group(2).lower())
     return _one(said)
+
+
+_WRITTEN_COLOUR = re.compile(
+    r"\s*(?:Color\s*\(\s*[-\d.,\s]+\)|#[0-9a-f]{3,8}|\w+(?:[\s-]\w+)?)\s*", re.IGNORECASE
+)
+"""A colour as a value among a dict argument's entries: ``Color( 1, 0, 0, 1 )``, a hex or
+a name (one word, or a shade and a word)."""
+
+_COLOUR_KEY = re.compile(r"colou?r|albedo", re.IGNORECASE)
+
+
+def _coloured(arguments: dict[str, Any], key: str, colour: str) -> dict[str, Any]:
+    """The call in the colour asked: given as the colour argument ``key`` where the call
+    gives none, or gives a colour word of another colour; a colour the call writes among a
+    dict argument's entries (Godot's ``properties: {"color": "Color( 1, 0, 0, 1 )"}``)
+    goes, and the argument says the colour asked (s24/8: "a yellow cube named Target" was
+    made with a red ``Color`` among its properties). A material the call names its own way
+    is kept, and so is every call colouring it so."""
+    given = arguments.get(key)
+    if given is not None:
+        said = _asked_colour(str(given)) if isinstance(given, str) else None
+        words = isinstance(given, str) and _COLOUR_WORD.fullmatch(given.strip()) is not None
+        return {**arguments, key: colour} if words and said != colour else arguments
+    written = {
+        name: [
+            k for k, v in value.items()
+            if _COLOUR_KEY.search(str(k)) and isinstance(v, str) and _WRITTEN_COLOUR.fullmatch(v)
+        ]
+        for name, value in arguments.items()
+        if isinstance(value, dict)
+    }  # fmt: skip
+    if any(re.search("material", k, re.I) and not _COLOUR_KEY.search(k) for k in arguments):
+        return arguments  # a material argument of its own
+    values = [arguments[name][k] for name, keys in written.items() for k in keys]
+    if values and all(_asked_colour(v) == colour and _COLOUR_WORD.fullmatch(v.strip())
+                      for v in values):  # fmt: skip
+        return arguments  # the colour asked, by its name: kept where the call wrote it
+    for name, value in arguments.items():
+        if isinstance(value, dict):
+            others = [k for k in value if _COLOURED.search(str(k)) and k not in written[name]]
+            if others:
+                return arguments  # a material among the entries: the call's own way
+    mended = {
+        name: {k: v for k, v in value.items() if k not in written.get(name, [])}
+        if isinstance(value, dict)
+        else value
+        for name, value in arguments.items()
+    }
+    return {**mended, key: colour}
 
 
 def _values(schema: object) -> set[str]:
@@ -304,8 +440,8 @@ def looks_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
                 arguments[key] = shape
         colour = _asked_colour(head)
         key = next((k for k in _COLOUR_ARGUMENTS if k in properties), None)
-        if colour is not None and key is not None and not _says(arguments, _COLOURED):
-            arguments[key] = colour
+        if colour is not None and key is not None:
+            arguments = _coloured(arguments, key, colour)
         if arguments == call.arguments:
             return None
         logger.info("%s for %r made as asked: %s", call.name, made.name, arguments)

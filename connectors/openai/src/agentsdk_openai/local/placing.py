@@ -52,6 +52,7 @@ __all__ = [
     "aimed_as_asked",
     "changed_as_asked",
     "framed_as_asked",
+    "looking_as_asked",
     "placed_as_asked",
     "rested_as_asked",
     "spaced_as_asked",
@@ -218,7 +219,11 @@ def _aimed_at(text: str, own: str | None, names: list[str]) -> object:
     if word is not None and word.group().lower() in (n.lower() for n in others):
         return next(n for n in others if n.lower() == word.group().lower())
     if _PRONOUN.match(rest) and own is not None:
-        return _last_named_before(text, own, others)
+        # "it" is the last thing named before that can be looked at: a shape before a
+        # camera or light ("a yellow cube named Target, a Camera named Cam ..., and a spot
+        # light named Spot pointing down at it": Target)
+        shapes = [n for n in others if kind_of(head_of(text, n)) == "shape"]
+        return _last_named_before(text, own, shapes) or _last_named_before(text, own, others)
     return None
 
 
@@ -277,6 +282,58 @@ def aimed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         t.name: t for t in request.tools if set(_AIMS) & set(t.parameters.get("properties") or {})
     }
     return _mend_calls(response, aiming, mend)
+
+
+_AIM_ENTRY = "look_at"
+_AIM_ENTRIES = re.compile(r"^(?:look_at|target|looking_at|look_at_target|aim_at|point_at)$", re.I)
+
+
+def looking_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a camera or a light the request aims ("a Camera named Cam at
+    (0, 3, 8) looking at it", "a spot light named Spot pointing down at it") with no aim of
+    its own, given one: ``look_at`` among the entries of a dict argument whose description
+    offers it (Godot's ``properties``: ``{"look_at": "Box"}``), naming the part aimed at
+    (once it is made) or the point. Tools with an aim argument of their own (``look_at``,
+    ``target``) are :func:`aimed_as_asked`'s.
+
+    On new users' prompts the 1.5B model left Godot's cameras unaimed, or wrote a
+    ``target`` the class does not have, for "a Camera named Eye ... looking at the wall"
+    (s23/8) and "a Camera named Cam ... looking at it" (s24/8)."""
+    text = _asked(request)
+    names = named_in(text)
+    unmade = {name.lower() for name in unmade_names(request)}
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        tool, call = made.tool, made.call
+        if made.name is None or kind_of(head_of(text, made.name)) not in ("camera", "light"):
+            return None
+        properties = tool.parameters.get("properties") or {}
+        key = next(
+            (k for k, schema in properties.items()
+             if isinstance(schema, dict) and schema.get("type") == "object"
+             and f'"{_AIM_ENTRY}"' in str(schema.get("description", ""))),
+            None,
+        )  # fmt: skip
+        if key is None or any(k in call.arguments for k in _AIMS):
+            return None
+        entries = call.arguments.get(key)
+        if entries is not None and not isinstance(entries, dict):
+            return None
+        if any(_AIM_ENTRIES.match(str(k)) for k in entries or {}):
+            return None  # aimed its own way: the toolkit reads it
+        target = _aimed_at(text, made.name, names)
+        if target is None or (isinstance(target, str) and target.lower() in unmade):
+            return None  # nothing said, or a part not made yet (the toolkit would refuse it)
+        if isinstance(target, str):
+            value = target
+        elif isinstance(target, list) and _plain_numbers(target):
+            value = "[" + ", ".join(str(v) for v in _plain(target)) + "]"
+        else:
+            return None
+        logger.info("%s for %r looks at %s as asked", call.name, made.name, value)
+        return {**call.arguments, key: {**(entries or {}), _AIM_ENTRY: value}}
+
+    return _mend(request, response, mend)
 
 
 _ON_PART = re.compile(
