@@ -11,6 +11,7 @@ from agentsdk_godot import GodotToolkit
 from agentsdk_openai.local.as_asked import (
     aimed_as_asked,
     as_asked,
+    below_as_asked,
     framed_as_asked,
     kind_as_asked,
     light_as_asked,
@@ -514,12 +515,12 @@ def test_a_call_that_needs_a_part_no_call_has_made() -> None:
 @pytest.mark.parametrize(
     ("text", "arguments"),
     [
-        # A change of colour or opacity is the call's to make: reverted without a word, the
-        # model sent it again and again (new users' prompts s16/1, s16/4, session 21).
-        ("Add a black cylinder named post, radius 0.1 and 2 tall, standing on the ground.",
-         {"name": "post", "color": "lightgrey"}),
+        # A change of opacity is the call's to make, and so is the colour asked
         ("Add a red sphere named sun of radius 1 at (0, 3, 0).",
          {"name": "sun", "color": "red", "opacity": 0.5}),
+        # ... and a colour the request gives after the name
+        ("Add a green cone named tree, then make it yellow.", {"name": "tree", "color": "yellow"}),
+        ("Add a cone named tree.", {"name": "tree", "color": "yellow"}),
         # A part the request gives a point of its own may go there.
         ("Add a red sphere named sun at (0, 3, 0) and a box named plate at (2, 0, 2).",
          {"name": "sun", "position": [0, 3, 0]}),
@@ -529,6 +530,28 @@ def test_a_change_to_a_new_part_is_the_calls_to_make(text: str, arguments: dict[
     call = _call("update_object", **arguments)
     request = _ask(text, "add_object", "update_object")
     assert as_asked(request, ModelResponse(parts=[call])).tool_calls == [call]
+
+
+@pytest.mark.parametrize(
+    ("text", "arguments", "colour"),
+    [
+        # s24/2: the green tree made yellow, the star's colour; s20/1's black post made
+        # light grey; s16/4's orange donut made red. The call then changes nothing, and the
+        # tool says so (Unchanged).
+        ("Add a green cone named tree, 2 tall, on the ground, and a small yellow sphere "
+         "named star on its tip.", {"name": "tree", "color": "yellow"}, "green"),
+        ("Add a black cylinder named post, radius 0.1 and 2 tall, standing on the ground.",
+         {"name": "post", "color": "lightgrey"}, "black"),
+        ("Add an orange torus named donut at (0, 1, 0) and make sure the camera sees all of it.",
+         {"name": "donut", "color": "Red", "position": [0, 1, 0]}, "orange"),
+    ],
+)  # fmt: skip
+def test_a_change_keeps_the_colour_asked(text: str, arguments: dict[str, Any], colour: str) -> None:
+    call = _call("update_object", **arguments)
+    request = _ask(text, "add_object", "update_object")
+    (after,) = as_asked(request, ModelResponse(parts=[call])).tool_calls
+    assert after.arguments == {**arguments, "color": colour}
+    assert after.id == call.id
 
 
 def test_a_change_does_not_put_a_part_at_another_parts_point() -> None:
@@ -760,6 +783,17 @@ def test_a_size_among_properties_is_read_and_mended_as_the_argument(
         ("Put a green cylinder named pillar, 3 tall, on the ground and a white sphere named "
          "orb resting on top of it.",
          _call("add_object", name="orb", shape="sphere", rest_on="ground"), "pillar", False),
+        # s24/4: "standing on top of the base", the last words of the request, and the call's
+        # own name as its support
+        ("Add a cube named Base, 2 m wide, on the ground, and a cylinder named Column, 0.3 m "
+         "in radius and 2 m tall, standing on top of the base.",
+         _call("create_primitive", kind="cylinder", name="Column", location=[0, 0, 2],
+               rest_on="Column"), "Base", False),
+        # s24/2: "on its tip" is on the part named before, centred on it
+        ("Add a green cone named tree, 2 tall, on the ground, and a small yellow sphere named "
+         "star on its tip.",
+         _call("add_object", name="star", shape="sphere", position=[0, 1, 1], rest_on="tree"),
+         "tree", False),
         ("Make a green sphere named head of radius 0.5 sitting on a blue box named body, 1 "
          "wide, which stands on the ground.",
          _call("add_object", name="head", shape="sphere"), "body", False),
@@ -1006,3 +1040,66 @@ def test_an_aim_at_a_part_not_made_or_at_a_point_or_unsaid() -> None:
         .arguments
         == blender.arguments
     )
+
+
+def _after(text: str, *made: ToolCallPart) -> ModelRequest:
+    """The request, after these calls were made (each without an error)."""
+    request = _ask(text, "add_node")
+    messages = list(request.messages)
+    for call in made:
+        result = ToolResultPart(call_id=call.id, name=call.name, parts=[TextPart(text="added")])
+        messages += [Message(role="assistant", parts=[call]), Message(role="tool", parts=[result])]
+    return request.model_copy(update={"messages": messages})
+
+
+GO = "Build a main scene whose root is a Control, with a Label named Title that says Hello and a Button named Go below it."  # fmt: skip
+TITLE = _call("add_node", name="Title", type="Label", parent=".", properties={"text": "Hello"}, **SCENE)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "made", "call", "changed"),
+    [
+        # s23/9 and s18/8: made inside the part above it
+        (GO, TITLE, _call("add_node", name="Go", type="Button", parent="Title", **SCENE),
+         {"parent": ".", "position": [0, 40]}),
+        ("Make a main scene with a Label named Score showing 0 and a Button named Restart "
+         "below it.", _call("add_node", name="Score", type="Label", parent=".", **SCENE),
+         _call("add_node", name="Restart", type="Button", parent="Score",
+               properties={"text": "Restart"}, **SCENE), {"parent": ".", "position": [0, 40]}),
+        # s24/9: at the part's own place
+        ("Build a main scene whose root is a Control with a Button named Play that says Play "
+         "and a Label named Hint under it.",
+         _call("add_node", name="Play", type="Button", parent=".", properties={"text": "Play"},
+               **SCENE),
+         _call("add_node", name="Hint", type="Label", parent=".", properties={"text": "Hint"},
+               **SCENE), {"position": [0, 40]}),
+        # below where the part above was placed, by name, its parent kept
+        ("Make a Panel named Box with a Label named Top at (10, 10) and a Label named Low "
+         "under Top.", _call("add_node", name="Top", type="Label", parent="Box",
+                             properties={"rect_position": "Vector2( 10, 10 )"}, **SCENE),
+         _call("add_node", name="Low", type="Label", parent="Top", **SCENE),
+         {"parent": "Box", "position": [10, 50]}),
+        # placed by the call already: only the parent
+        (GO, TITLE, _call("add_node", name="Go", type="Button", parent="Title",
+                          position=[0, 60], **SCENE), {"parent": "."}),
+        (GO, TITLE, _call("add_node", name="Go", type="Button", parent=".", position=[0, 60],
+                          **SCENE), None),
+        # not flat parts, or the part above not made
+        ("Add a green cone named tree on the ground and a brown cylinder named trunk under "
+         "it.", _call("add_node", name="tree", type="MeshInstance", shape="cone", **SCENE),
+         _call("add_node", name="trunk", type="MeshInstance", shape="cylinder", **SCENE),
+         None),
+        (GO, _call("add_node", name="Other", type="Label", **SCENE),
+         _call("add_node", name="Go", type="Button", parent="Title", **SCENE), None),
+    ],
+)  # fmt: skip
+def test_a_flat_part_below_another_is_made_beside_it_and_below_it(
+    text: str, made: ToolCallPart, call: ToolCallPart, changed: dict[str, Any] | None
+) -> None:
+    response = ModelResponse(parts=[call])
+    mended = below_as_asked(_after(text, made), response)
+    if changed is None:
+        assert mended is response
+        return
+    (got,) = mended.tool_calls
+    assert got.arguments == {**call.arguments, **changed}

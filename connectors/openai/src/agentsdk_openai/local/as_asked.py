@@ -2,7 +2,7 @@
 
 A small local model fills in every argument a maker tool offers, in the order it is shown,
 and copies a name with whatever words follow it; or it leaves out what the request states
-plainly. Nine mends, each for a call to a tool that declares what it makes
+plainly. Ten mends, each for a call to a tool that declares what it makes
 (:attr:`~agentsdk.ToolSpec.creates`), each read from the newest user message only, each
 logged, and none kept if the mended call would fail the tool's schema:
 
@@ -24,6 +24,9 @@ logged, and none kept if the mended call would fail the tool's schema:
 - **what a camera or light looks at**, where the call aims it nowhere: ``look_at`` among
   the entries of a dict argument that offers it (Godot's ``properties``;
   :func:`~.placing.looking_as_asked`);
+- **below another flat part**: "a Button named Go below it" made beside the Label, not
+  inside it, and 40 px below it where the call places it nowhere
+  (:func:`~.placing.below_as_asked`);
 - **where the request puts it**: the point it gives, filled in where the call places the
   part nowhere ("a Camera named Eye at (0, 2, 6)"); ``rest_on: "ground"`` filled in for a
   part "on the ground"; ``rest_on`` dropped where it would move the part off the point it
@@ -57,8 +60,10 @@ from agentsdk.tools import ToolSpec
 from agentsdk import ModelRequest, ModelResponse, ToolCallPart
 
 from .mending import (
+    _COLOUR_WORD,
     _MESH,
     _SHAPE_ARGUMENTS,
+    COLOUR_ARGUMENTS,
     RESTING_ARGUMENT,
     _asked,
     _Made,
@@ -66,9 +71,11 @@ from .mending import (
     _mend_calls,
     _says,
     _unsaid_files,
+    asked_colour,
 )
 from .placing import (
     aimed_as_asked,
+    below_as_asked,
     changed_as_asked,
     framed_as_asked,
     looking_as_asked,
@@ -109,7 +116,7 @@ logger = logging.getLogger("agentsdk_openai.local")
 
 
 def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with its calls mended by all thirteen checks (the same response when
+    """The response with its calls mended by all fourteen checks (the same response when
     nothing needed mending)."""
     if not response.tool_calls:
         return response
@@ -119,7 +126,7 @@ def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
         return response
     for check in (
         named_as_asked, kind_as_asked, light_as_asked, looks_as_asked, sized_as_asked,
-        placed_as_asked, rested_as_asked, spaced_as_asked, looking_as_asked,
+        placed_as_asked, rested_as_asked, spaced_as_asked, looking_as_asked, below_as_asked,
     ):  # fmt: skip
         response = check(request, response)
     return response
@@ -304,19 +311,6 @@ _SAME_SHAPE = {
 """A shape word -> the values tools give that shape, in the order tried (three.js and Godot
 say ``box``, Blender ``cube``; Blender's spheres are ``uv_sphere`` and ``ico_sphere``)."""
 
-_COLOUR_WORD = re.compile(
-    r"\b(?:(light|dark)[\s-]+)?(red|green|blue|yellow|white|black|grey|gray|orange|purple|"
-    r"pink|brown|cyan|magenta|gold|silver|teal|navy|violet|beige|maroon|olive|lime)\b",
-    re.IGNORECASE,
-)
-
-_SHADES = frozenset(
-    "lightblue lightgreen lightgrey lightgray lightpink lightyellow darkblue darkgreen darkgrey "
-    "darkgray darkred darkorange darkviolet".split()
-)
-"""CSS colour names made of "light"/"dark" and a colour; another shade is its colour."""
-
-_COLOUR_ARGUMENTS = ("color", "colour")
 
 _COLOURED = re.compile(r"colou?r|albedo|material", re.IGNORECASE)
 
@@ -328,14 +322,6 @@ def _one(found: list[str]) -> str | None:
 def _asked_shape(head: str) -> tuple[str, ...]:
     word = _one([m.group(1).lower() for m in _SHAPE_WORD.finditer(head)])
     return () if word is None else _SAME_SHAPE.get(word, (word,))
-
-
-def _asked_colour(head: str) -> str | None:
-    said = []
-    for m in _COLOUR_WORD.finditer(head):
-        shade = f"{(m.group(1) or '').lower()}{m.group(2).lower()}"
-        said.append(shade if shade in _SHADES else m.group(2).lower())
-    return _one(said)
 
 
 _WRITTEN_COLOUR = re.compile(
@@ -356,7 +342,7 @@ def _coloured(arguments: dict[str, Any], key: str, colour: str) -> dict[str, Any
     is kept, and so is every call colouring it so."""
     given = arguments.get(key)
     if given is not None:
-        said = _asked_colour(str(given)) if isinstance(given, str) else None
+        said = asked_colour(str(given)) if isinstance(given, str) else None
         words = isinstance(given, str) and _COLOUR_WORD.fullmatch(given.strip()) is not None
         return {**arguments, key: colour} if words and said != colour else arguments
     written = {
@@ -370,7 +356,7 @@ def _coloured(arguments: dict[str, Any], key: str, colour: str) -> dict[str, Any
     if any(re.search("material", k, re.I) and not _COLOUR_KEY.search(k) for k in arguments):
         return arguments  # a material argument of its own
     values = [arguments[name][k] for name, keys in written.items() for k in keys]
-    if values and all(_asked_colour(v) == colour and _COLOUR_WORD.fullmatch(v.strip())
+    if values and all(asked_colour(v) == colour and _COLOUR_WORD.fullmatch(v.strip())
                       for v in values):  # fmt: skip
         return arguments  # the colour asked, by its name: kept where the call wrote it
     for name, value in arguments.items():
@@ -438,8 +424,8 @@ def looks_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
             shape = next((s for s in shapes if s in allowed), None)
             if shape is not None:
                 arguments[key] = shape
-        colour = _asked_colour(head)
-        key = next((k for k in _COLOUR_ARGUMENTS if k in properties), None)
+        colour = asked_colour(head)
+        key = next((k for k in COLOUR_ARGUMENTS if k in properties), None)
         if colour is not None and key is not None:
             arguments = _coloured(arguments, key, colour)
         if arguments == call.arguments:

@@ -241,3 +241,29 @@ def _last_named_before(text: str, name: str, others: list[str]) -> str | None:
     before = text.lower()[: text.lower().find(name.lower())]
     earlier = [n for n in others if n.lower() in before]
     return max(earlier, key=lambda n: before.rfind(n.lower())) if earlier else None
+
+
+_COLOUR_WORD = re.compile(
+    r"\b(?:(light|dark)[\s-]*)?(red|green|blue|yellow|white|black|grey|gray|orange|purple|"
+    r"pink|brown|cyan|magenta|gold|silver|teal|navy|violet|beige|maroon|olive|lime)\b",
+    re.IGNORECASE,
+)
+
+_SHADES = frozenset(
+    "lightblue lightgreen lightgrey lightgray lightpink lightyellow darkblue darkgreen darkgrey "
+    "darkgray darkred darkorange darkviolet".split()
+)
+"""CSS colour names made of "light"/"dark" and a colour; another shade is its colour."""
+
+COLOUR_ARGUMENTS = ("color", "colour")
+"""Arguments that give a part's colour by name (three.js, Blender, Godot)."""
+
+
+def asked_colour(head: str) -> str | None:
+    """The one colour the words give (a CSS shade such as ``lightblue`` for "light blue"),
+    or None for none or several."""
+    said = []
+    for m in _COLOUR_WORD.finditer(head):
+        shade = f"{(m.group(1) or '').lower()}{m.group(2).lower()}"
+        said.append(shade if shade in _SHADES else m.group(2).lower())
+    return said[0] if len(set(said)) == 1 else None

@@ -15,11 +15,13 @@ from agentsdk.tools import ToolSpec
 from agentsdk import ModelRequest, ModelResponse, ToolCallPart
 
 from .mending import (
+    _COLOUR_WORD,
     _ON_THE_GROUND,
     _PLACES,
     _PLACING,
     _POINT,
     _RESTING,
+    COLOUR_ARGUMENTS,
     RESTING_ARGUMENT,
     _asked,
     _at_others_point,
@@ -36,6 +38,7 @@ from .mending import (
     _up_axis,
     _where,
     _without,
+    asked_colour,
 )
 from .unmade import (
     asked_as_new,
@@ -50,6 +53,7 @@ from .unmade import (
 
 __all__ = [
     "aimed_as_asked",
+    "below_as_asked",
     "changed_as_asked",
     "framed_as_asked",
     "looking_as_asked",
@@ -146,10 +150,14 @@ def changed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
     camera named Cam at (6, -6, 4)" (new users' prompt s17/4; the same mend as for maker
     calls). A part the request speaks of as one there already is left to the call.
 
-    Mending the colour and the opacity of such calls as well (the 1.5B model recoloured a
-    black post "lightgrey" and made a sun half transparent) was measured and dropped: a
-    change reverted without a word turned into a loop, the model sending its change again
-    and again (s16/1 and s16/4 used all their turns)."""
+    A colour word such a call gives the part, other than the one the words before its name
+    give ("a green cone named tree"), is that colour again, unless what the request says of
+    the part after its name gives the new one ("..., then make it yellow"): the call then
+    changes nothing, and the tools say so (``Unchanged``), which the loop guard counts as
+    no progress. The 1.5B model recoloured s24/2's green tree yellow (the star's colour),
+    s16/4's orange donut red and s20/1's black post light grey. Session 21 tried a
+    colour restore before the tools could say "Nothing changed": the model sent its change
+    again and again, unaware, until the run's turns ran out (s16/1, s16/4)."""
     text = _asked(request)
     names = named_in(text)
     if not names:
@@ -166,20 +174,34 @@ def changed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
             return None
         (name,) = targets
         said = described(text, name)
-        if not asked_as_new(text, name) or _points_where(said):
+        if not asked_as_new(text, name):
             return None
-        required = tool.parameters.get("required") or []
-        arguments = {
-            key: value
-            for key, value in call.arguments.items()
-            if key not in _PLACES
-            or key in required
-            or not _at_others_point(value, text, name, names)
-        }
-        if arguments == call.arguments:
-            return None
-        logger.info("%s puts %r at another part's point; dropped", call.name, name)
-        return arguments
+        arguments = dict(call.arguments)
+        if not _points_where(said):
+            required = tool.parameters.get("required") or []
+            arguments = {
+                key: value
+                for key, value in arguments.items()
+                if key not in _PLACES
+                or key in required
+                or not _at_others_point(value, text, name, names)
+            }
+            if arguments != call.arguments:
+                logger.info("%s puts %r at another part's point; dropped", call.name, name)
+        colour = asked_colour(head_of(text, name))
+        for key in COLOUR_ARGUMENTS:
+            given = arguments.get(key)
+            if colour is None or not isinstance(given, str):
+                continue
+            if _COLOUR_WORD.fullmatch(given.strip()) is None or asked_colour(given) == colour:
+                continue
+            after = said[said.lower().find(name.lower()) + len(name) :]
+            if any(asked_colour(m.group(0)) == asked_colour(given)
+                   for m in _COLOUR_WORD.finditer(after)):  # fmt: skip
+                continue  # the request recolours it itself ("then make it yellow")
+            logger.info("%s recolours %r %s, unasked; kept %s", call.name, name, given, colour)
+            arguments[key] = colour
+        return arguments if arguments != call.arguments else None
 
     makes_nothing = {tool.name: tool for tool in request.tools if tool.creates is None}
     return _mend_calls(response, makes_nothing, mend)
@@ -284,6 +306,94 @@ def aimed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
     return _mend_calls(response, aiming, mend)
 
 
+_BELOW = re.compile(
+    r"\b(?:below|under|underneath|beneath)\s+(?:(?:the|a|an)\s+)?([A-Za-z_][\w\-]*)",
+    re.IGNORECASE,
+)
+"""What a part is put below: "a Button named Go below it", "a Label named Hint under Play"."""
+
+_PIXELS = re.compile(r"\bpixels?\b", re.IGNORECASE)
+_PARENT = "parent"
+_GAP = 40
+"""Pixels between a flat part and the one it is put below (the Godot toolkit's own step)."""
+_FLAT_POINT = re.compile(
+    r"\s*(?:Vector2\s*)?[\[(]\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*[\])]\s*"
+)
+
+
+def _flat_place(call: ToolCallPart) -> list[float | int] | None:
+    """Where a call puts a flat (2D) part: its ``position`` of two numbers, or a
+    ``position``/``rect_position`` among a dict argument's entries; (0, 0) when it places
+    it nowhere; None when it places it another way (three numbers: not flat)."""
+    given = call.arguments.get("position")
+    if given is not None:
+        return list(given) if _plain_numbers(given) and len(given) == 2 else None
+    for value in call.arguments.values():
+        if not isinstance(value, dict):
+            continue
+        for key, said in value.items():
+            if _PLACING.search(str(key)):
+                found = _FLAT_POINT.fullmatch(str(said))
+                return _numbers(found) if found is not None else None
+    return [0, 0]
+
+
+def below_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a flat part (no shape, light or camera: a Label, a Button) the
+    request puts below or under another made flat part ("a Button named Go below it"),
+    where the tool places it by ``position`` in pixels: made beside that part, under the
+    same ``parent``, not inside it, and 40 px below it where the call places it nowhere.
+
+    On new users' prompts the 1.5B model made "a Button named Go below it" a child of the
+    Label Title (s23/9), "a Button named Restart below it" a child of Score (s18/8), and "a
+    Label named Hint under it" at the Button's own place (s24/9)."""
+    text = _asked(request)
+    names = named_in(text)
+    made_calls = made_since_request(request)
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        tool, call = made.tool, made.call
+        properties = tool.parameters.get("properties") or {}
+        position = properties.get("position")
+        if made.name is None or kind_of(head_of(text, made.name)) is not None:
+            return None
+        if not isinstance(position, dict) or not _PIXELS.search(str(position.get("description"))):
+            return None
+        found = _BELOW.search(_without(described(text, made.name), made.name))
+        if found is None:
+            return None
+        others = [n for n in names if n.lower() != made.name.lower()]
+        word = found.group(1)
+        if word.lower() in ("it", "them"):
+            above = _last_named_before(text, made.name, others)
+        else:
+            above = next((n for n in others if n.lower() == word.lower()), None)
+        if above is None or kind_of(head_of(text, above)) is not None:
+            return None
+        maker = next(
+            (c for c in made_calls
+             if c.name == call.name and str(c.arguments.get(made.key, "")).lower() == above.lower()),
+            None,
+        )  # fmt: skip
+        place = _flat_place(maker) if maker is not None else None
+        mine = _flat_place(call)
+        if maker is None or place is None or mine is None:
+            return None
+        arguments = dict(call.arguments)
+        parent = str(arguments.get(_PARENT, ""))
+        if _PARENT in properties and parent.rsplit("/", 1)[-1].lower() == above.lower():
+            arguments[_PARENT] = maker.arguments.get(_PARENT, ".")
+        nowhere = "position" not in call.arguments and not _says(call.arguments, _PLACING)
+        if (nowhere or mine == place) and "position" in properties:
+            arguments["position"] = _plain([place[0], place[1] + _GAP])
+        if arguments == call.arguments:
+            return None
+        logger.info("%s for %r below %r as asked: %s", call.name, made.name, above, arguments)
+        return arguments
+
+    return _mend(request, response, mend)
+
+
 _AIM_ENTRY = "look_at"
 _AIM_ENTRIES = re.compile(r"^(?:look_at|target|looking_at|look_at_target|aim_at|point_at)$", re.I)
 
@@ -344,6 +454,9 @@ _ON_PART = re.compile(
 """What a part is put on: "standing on it", "on top of the crate", "resting on Table",
 "sitting on a blue box named body"."""
 
+_TOPS = r"(?:tip|top|peak|apex|summit|point)\b"
+"""The top of a part a request puts another on ("on its tip")."""
+
 _GROUND_WORDS = frozenset({"ground", "floor", "y=0"})
 _RESTING_KEY = re.compile(rf"^{RESTING_ARGUMENT}$")
 _BESIDE = re.compile(
@@ -385,12 +498,16 @@ def rested_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         others = [n for n in names if n.lower() != made.name.lower()]
         found = [m.group(1) for m in _ON_PART.finditer(_without(said, made.name))]
         dangling = _ON_DANGLING.search(said)
-        if dangling is not None:  # "sitting on a blue box" + " named body": the next part
-            found = found[:-1]
-            after = re.match(
-                r"\s*(?:named|called)\s+([\w\-]+)", text[text.find(said) + len(said) :]
-            )
-            found += [after.group(1)] if after is not None else []
+        after = re.match(r"\s*(?:named|called)\s+([\w\-]+)", text[text.find(said) + len(said) :])
+        if dangling is not None and after is not None:
+            # "sitting on a blue box" + " named body": the next part. Without a naming after
+            # it, the words are the support itself ("standing on top of the base", s24/4).
+            found = [*found[:-1], after.group(1)]
+        # "on its tip", "on its top": the part named before, as "on it"
+        found = [
+            "it" if w.lower() == "its" and re.search(rf"\bon\s+its\s+{_TOPS}", said, re.I) else w
+            for w in found
+        ]
         meant: list[str | None] = []
         for word in found:
             if word.lower() == "it":
