@@ -18,12 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentsdk_blender import BlenderToolkit
 from agentsdk_godot import GodotToolkit
 from agentsdk_openai.local.as_asked import as_asked
+from agentsdk_openai.local.reask import drifting
 from agentsdk_openai.local.unmade import premature_part
 from agentsdk_threejs import ThreeJSToolkit
 
@@ -47,6 +48,8 @@ class Run:
     """The toolkit the run used, when the record says (its task id, or its tools)."""
     prompt: str
     calls: list[tuple[ToolCallPart, ToolResultPart | None]]
+    turns: list[object] = field(default_factory=list)
+    """Each call's turn (calls of one turn share it), where the record says."""
 
 
 def _specs() -> dict[str, dict[str, ToolSpec]]:
@@ -78,8 +81,8 @@ def _runs(source: Path) -> Iterator[Run]:
                 for part in m["parts"]
                 if part.get("kind") == "tool_result"
             }
-            calls = []
-            for message in messages:
+            calls, turns = [], []
+            for at, message in enumerate(messages):
                 for part in message["parts"] if message["role"] == "assistant" else []:
                     if part.get("kind") != "tool_call":
                         continue
@@ -92,8 +95,9 @@ def _runs(source: Path) -> Iterator[Run]:
                     text = " ".join(p.get("text", "") for p in (found or {}).get("parts", []))
                     error = bool((found or {}).get("is_error"))
                     calls.append((call, _result(call, text, error) if found else None))
+                    turns.append(at)
             task = str(record.get("task_id", ""))
-            yield Run(task, task.split("/")[0] or None, prompt, calls)
+            yield Run(task, task.split("/")[0] or None, prompt, calls, turns)
         return
     results = json.loads(source.read_text())
     traces = source.with_suffix("")
@@ -109,6 +113,7 @@ def _runs(source: Path) -> Iterator[Run]:
                 call = ToolCallPart(id=call_id, name=event["name"], arguments=event["arguments"])
                 started[call_id] = call
                 run.calls.append((call, None))
+                run.turns.append(event.get("turn"))
             elif event["event"] == "ToolCallFinished" and event.get("call_id") in started:
                 call = started[event["call_id"]]
                 at = next(i for i, (c, _) in enumerate(run.calls) if c is call)
@@ -130,13 +135,30 @@ def main() -> None:
     parser.add_argument("sources", nargs="+", type=Path)
     args = parser.parse_args()
     specs = _specs()
-    seen = changed = premature = 0
+    seen = changed = premature = drifts = 0
     for source in args.sources:
         for run in _runs(source):
             tools = _tools(run, specs)
             messages = [Message.user(run.prompt)]
+            turned = [Message.user(run.prompt)]  # the calls grouped by turn, as sent
             asked: set[str] = set()  # the model asks for each part once per run
-            for call, result in run.calls:
+            for at, (call, result) in enumerate(run.calls):
+                turn = run.turns[at] if at < len(run.turns) else None
+                alone = turn is None or run.turns.count(turn) == 1
+                if call.name in tools and alone:
+                    request = ModelRequest(messages=turned, tools=list(tools.values()))
+                    if drifting(request, ModelResponse(parts=[call])):
+                        drifts += 1
+                        print(
+                            f"{run.name} {call.name} {json.dumps(call.arguments)}\n -> the answer"
+                        )
+                if turn is None or at == 0 or run.turns[at - 1] != turn:
+                    turned.append(Message(role="assistant", parts=[call]))
+                    turned.append(Message(role="tool", parts=[]))
+                else:
+                    turned[-2] = Message(role="assistant", parts=[*turned[-2].parts, call])
+                if result is not None:
+                    turned[-1] = Message(role="tool", parts=[*turned[-1].parts, result])
                 if call.name in tools:
                     seen += 1
                     request = ModelRequest(messages=messages, tools=list(tools.values()))
@@ -160,6 +182,9 @@ def main() -> None:
                     messages.append(Message(role="tool", parts=[result]))
     print(f"{changed} of {seen} calls would change")
     print(f"{premature} of {seen} calls would be asked for as the call that makes a part first")
+    print(
+        f"{drifts} of {seen} calls would be the answer asked for (a knob turned, the request done)"
+    )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,8 @@ def test_both_kinds_of_record_are_replayed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # An eval folder: the light named after the cone loses the name; the cone gets the height
-    # asked (three.js's cone is [r, h]); its recolouring by update_object is left (the call's
-    # to make); the framing of a part not
+    # asked (three.js's cone is [r, h]); its recolouring by update_object keeps the green
+    # asked (session 24); the framing of a part not
     # made yet would be asked for as the call that makes it, after the failure too, but once.
     ask = "Add a green cone named tree, 2 tall, a red box named crate, and export both."
     trajectory = {
@@ -71,13 +71,14 @@ def test_both_kinds_of_record_are_replayed(
     monkeypatch.setattr(sys, "argv", ["replay", str(tmp_path / "eval"), str(tmp_path / "nup.json")])
     runpy.run_path(str(SCRIPT), run_name="__main__")
     out = capsys.readouterr().out
-    assert out.strip().splitlines()[-2:] == [
-        "4 of 7 calls would change",
+    assert out.strip().splitlines()[-3:] == [
+        "5 of 7 calls would change",
         "1 of 7 calls would be asked for as the call that makes a part first",
+        "0 of 7 calls would be the answer asked for (a knob turned, the request done)",
     ]
     assert '"shape": "sphere", "color": "red"' in out
     assert '-> {"kind": "directional"}' in out
     assert '"shape": "cone", "color": "green", "size": [1, 2]}' in out
-    assert '"color": "lightgrey"}\n ->' not in out
+    assert '"color": "lightgrey"}\n -> {"name": "tree", "color": "green"}' in out
     assert '-> {"path": "res://main.tscn"}' in out
     assert 'fit_view {"names": ["tree", "crate"]}\n -> the call that makes crate first' in out

@@ -8,7 +8,9 @@ Each step takes the turn's response and gives it back, or one sampled again:
 - an answer while a part of the request is undone becomes the call for that part, and a
   call that makes a part as another kind of thing, or needs a part not yet made, becomes
   the call that makes it (:mod:`.unmade`);
-- an answer that echoes a cue or the request is asked for again as text;
+- an answer that echoes a cue or the request is asked for again as text, and so is a
+  third call in a row that only turns one tool's numbers once the request is done
+  (:func:`drifting`);
 - then the answer's claims of files no tool wrote are owned up to (:mod:`.answers`), the
   calls mended to the request (:mod:`.as_asked`), and a refused call sent again unchanged
   replaced by the call its refusal offered (:mod:`.offers`).
@@ -33,13 +35,14 @@ from .unmade import (
     Part,
     another_kind_unmade,
     does_step,
+    named_in,
     newest_request_at,
     pinned_makers,
     premature_part,
     unmade_parts,
 )
 
-__all__ = ["Reasking", "changed_the_world"]
+__all__ = ["Reasking", "changed_the_world", "drifting"]
 
 logger = logging.getLogger("agentsdk_openai.local")
 
@@ -73,6 +76,7 @@ class Reasking(OpenAIChatModel):
         response = await self._make_unmade_part(request, response)
         response = await self._remake_another_kind(request, response)
         response = await self._make_premature_part(request, response)
+        response = await self._answer_when_drifting(request, response)
         response = owned_up(request, response)
         return offer_taken(request, as_asked(request, response))
 
@@ -280,6 +284,21 @@ class Reasking(OpenAIChatModel):
             update={"parts": list(again.tool_calls), "usage": response.usage + again.usage}
         )
 
+    async def _answer_when_drifting(
+        self, request: ModelRequest, response: ModelResponse
+    ) -> ModelResponse:
+        """A third call in a row of one world-changing tool that changes only numbers (a
+        camera moved a metre, then a metre more), once every part and step the request
+        names is done (:func:`drifting`): the answer is asked for in its place; the call
+        stands if no answer comes. On a new user's prompt (s24/1) the 1.5B model made both
+        parts, then moved the camera a metre a turn, unasked, until the run's turns ran out."""
+        if request.settings.tool_choice not in (None, "auto") or not drifting(request, response):
+            return response
+        logger.info("%s: %s again, only its numbers changed, with the request done",
+                    self.name, response.tool_calls[0].name)  # fmt: skip
+        answer = await self._answer_again(request, ModelResponse(parts=[TextPart(text="")]))
+        return response if answer.tool_calls or not answer.text.strip() else answer
+
     async def _sample_again(
         self, request: ModelRequest, settings: dict[str, Any], what: str
     ) -> ModelResponse | None:
@@ -315,6 +334,46 @@ class Reasking(OpenAIChatModel):
         ):
             return response
         return again.model_copy(update={"usage": response.usage + again.usage})
+
+
+def drifting(request: ModelRequest, response: ModelResponse) -> bool:
+    """The response's one call is the third in a row, each the whole of its turn, of one
+    world-changing tool with the same arguments but for numbers that change each time, the
+    two before it done without an error, and the newest request names parts, every one of
+    them done (:func:`~.unmade.unmade_parts` is empty): no step of the request, only a knob
+    turned."""
+    calls = response.tool_calls
+    if len(calls) != 1 or calls[0].raw_arguments is not None:
+        return False
+    spec = next((t for t in request.tools if t.name == calls[0].name), None)
+    start = newest_request_at(request)
+    if spec is None or not spec.side_effects or start is None:
+        return False
+    after = request.messages[start + 1 :]
+    turns = [m.tool_calls for m in after if m.role == "assistant"][-2:]
+    failed = {r.call_id for m in after for r in m.tool_results if r.is_error}
+    if len(turns) < 2 or any(len(t) != 1 or t[0].id in failed for t in turns):
+        return False
+    chain = [turns[0][0], turns[1][0], calls[0]]
+    if not (_nudged(chain[0], chain[1]) and _nudged(chain[1], chain[2])):
+        return False
+    return bool(named_in(request.messages[start].text)) and not unmade_parts(request)
+
+
+def _nudged(a: ToolCallPart, b: ToolCallPart) -> bool:
+    """Two calls of one tool with the same arguments but for numbers, some of them changed."""
+    if a.name != b.name or set(a.arguments) != set(b.arguments) or a.arguments == b.arguments:
+        return False
+    return all(
+        a.arguments[k] == b.arguments[k] or (_numeric(a.arguments[k]) and _numeric(b.arguments[k]))
+        for k in a.arguments
+    )
+
+
+def _numeric(value: object) -> bool:
+    if isinstance(value, list):
+        return bool(value) and all(_numeric(v) for v in value)
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _validates(request: ModelRequest, calls: list[ToolCallPart]) -> bool:
