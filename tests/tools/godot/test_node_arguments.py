@@ -357,7 +357,7 @@ async def test_a_refusal_carries_the_call_it_offers_and_that_call_adds_the_node(
         # a made-up property
         {"name": "Camera", "type": "Camera",
          "properties": {"direction": "front", "translation": "Vector3( 0, 1, 5 )"}},
-        # a size a capsule cannot have (it lies along z in Godot 3)
+        # a size a standing capsule cannot have (s22/7)
         {"name": "Hero", "type": "MeshInstance", "shape": "capsule", "color": "white",
          "rest_on": "Field", "properties": {"size": "[2,2,1]"}},
         # a file the project does not have, nothing to stand in for it
@@ -377,15 +377,15 @@ async def test_a_refusal_carries_the_call_it_offers_and_that_call_adds_the_node(
         offers.append(done.instead)
     camera, hero, rock = offers
     assert camera["properties"] == {"translation": "Vector3( 0, 1, 5 )"}
-    assert hero["size"] == [1, 1, 2] and hero["rest_on"] == "Field"
+    assert hero["size"] == [1, 2, 1] and hero["rest_on"] == "Field"
     assert rock["shape"] == "box" and "properties" not in rock
     for offer in offers:
         made = await call(toolkit, "add_node", **offer)  # each offer adds its node
         assert not made.is_error, (offer, made.text)
     m = await toolkit.measurements(SCENE)
     hero_box = m.bounded("Hero")
-    assert hero_box.size == pytest.approx((1, 1, 2), abs=0.01)  # a capsule 2 long, 1 across
-    assert hero_box.centre[1] == pytest.approx(0.5, abs=0.01)  # resting on the Field
+    assert hero_box.size == pytest.approx((1, 2, 1), abs=0.01)  # standing 2 tall, 1 across
+    assert hero_box.centre[1] == pytest.approx(1, abs=0.01)  # resting on the Field
     doc = toolkit.project.read_scene(SCENE)
     assert {n.name for n in doc.nodes} >= {"Camera", "Hero", "Rock"}
     # A refusal with no call to offer has none.
@@ -472,3 +472,33 @@ async def test_every_property_the_class_lacks_goes_in_one_offer(toolkit: GodotTo
     made = await call(toolkit, "add_node", **done.instead)
     assert not made.is_error, made.text
     assert "shadow_enabled = true" in made.text
+
+
+async def test_a_capsule_stands_as_every_other_shape_does(toolkit: GodotToolkit) -> None:
+    # s22/7: "a white capsule named Hero standing on it" was made lying along z (Godot 3's
+    # CapsuleMesh axis). The capsule shape stands along y, its size read as it stands.
+    await add(toolkit, name="Field", type="MeshInstance", shape="plane", size=[20, 0, 20])
+    hero = await add(toolkit, name="Hero", type="MeshInstance", shape="capsule", size=[1, 2, 1],
+                     rest_on="Field")  # fmt: skip
+    assert "rotation_degrees = Vector3( 90, 0, 0 )" in hero.text, hero.text
+    await add(toolkit, name="Pill", type="MeshInstance", shape="capsule",
+              position=[4, 0, 0])  # fmt: skip
+    # The call's own turn is kept: lying along z, as Godot 3 makes it.
+    log = await add(toolkit, name="Log", type="MeshInstance", shape="capsule", size=[1, 1, 3],
+                    properties={"rotation_degrees": "Vector3( 0, 0, 0 )"}, position=[-4, 0, 0])  # fmt: skip
+    assert "mesh/radius = 0.5, mesh/mid_height = 2" in log.text, log.text
+    m = await toolkit.measurements(SCENE)
+    assert m.bounded("Hero").size == pytest.approx((1, 2, 1), abs=0.01)
+    assert m.bounded("Hero").min is not None and m.bounded("Hero").min[1] == pytest.approx(
+        0, abs=0.01
+    )
+    assert m.bounded("Pill").size == pytest.approx((2, 3, 2), abs=0.01)  # the default, standing
+    assert m.bounded("Log").size == pytest.approx((1, 1, 3), abs=0.01)
+    # A size it cannot have standing is refused in its standing terms, with the call meant.
+    refused = await call(toolkit, "add_node", scene=SCENE, name="Tall", type="MeshInstance",
+                         shape="capsule", size=[2, 2, 1])  # fmt: skip
+    assert refused.is_error and refused.text.startswith(
+        "a capsule stands along y: give [width, height, width] with height >= width, e.g. "
+        "[1, 2, 1], not 2 x 2 x 1 Nothing was added."
+    ), refused.text
+    assert refused.instead is not None and refused.instead["size"] == [1, 2, 1]

@@ -68,6 +68,26 @@ def _read_as(said: str, meant: str = MATERIAL_COLOUR) -> str:
     return f"{said} was read as {MATERIAL_COLOUR}: a mesh node's colour is its material's"
 
 
+_TURNING = ("rotation_degrees", "rotation", "transform")
+"""Properties that turn a 3D node: a capsule given one is left as the call turns it."""
+
+
+def _lying(size: tuple[float, float, float]) -> tuple[float, float, float]:
+    """A standing capsule's size as its mesh takes it (Godot 3: along z), x and z alike."""
+    return (size[0], size[2], size[1])
+
+
+def _standing(size: tuple[float, float, float]) -> SizeRefused:
+    """The refusal of a size a standing capsule cannot have, in its standing terms, with
+    the size meant (the thinnest across, the longest up) when the numbers differ."""
+    fixed = (min(size), max(size), min(size)) if max(size) > min(size) else None
+    return SizeRefused(
+        f"a capsule stands along y: give [width, height, width] with height >= width, e.g. "
+        f"[1, 2, 1], not {shown(size)}",
+        fixed,
+    )
+
+
 class Bottomless(ToolError):
     """``rest_on`` for a node that draws nothing (a Camera, a light): it has no bottom."""
 
@@ -325,6 +345,17 @@ class AuthoringTools(GodotToolkitBase):
             given = [*original, *typed.said]
             self._check_rest_3d(doc, name, cls, rest_on, given, without_rest, new=True)
         properties = merged
+        # Godot 3's CapsuleMesh lies along z; a capsule `shape` stands, like every other shape
+        # (and Godot 4's capsule): the node is turned, and its size read as it stands. s22/7's
+        # "white capsule named Hero standing on it" had been made lying on the field.
+        standing = (
+            typed.shape == "capsule"
+            and dialect.capsule_axis == 2
+            and not any(k in properties for k in _TURNING)
+        )
+        if standing:
+            properties = {**properties, "rotation_degrees": "Vector3( 90, 0, 0 )"}
+            said_as["rotation_degrees"] = "shape"  # it comes with the shape
         if "size" in properties and not self._own_size(cls):  # the argument, among properties
             lifted = self._size(properties.pop("size"))
             if size is not None and self._size(size) != lifted:
@@ -374,13 +405,14 @@ class AuthoringTools(GodotToolkitBase):
             stored += misread
             if wanted is not None:
                 try:
-                    sized = await resize(writer, node, wanted)
-                except SizeRefused as err:
-                    if err.fixed is None:
-                        raise
+                    sized = await resize(writer, node, _lying(wanted) if standing else wanted)
+                except SizeRefused as refused:
+                    why = _standing(wanted) if standing else refused
+                    if why.fixed is None:
+                        raise why from None
                     unsized = {k: v for k, v in original.items() if k != "size"}
-                    offer = again(size=list(err.fixed), properties=unsized)
-                    raise ToolError(f"{err} Nothing was added. To add {name} so: {offer}") from None
+                    offer = again(size=list(why.fixed), properties=unsized)
+                    raise ToolError(f"{why} Nothing was added. To add {name} so: {offer}") from None
                 clash = [f for f in sized if f.split(" = ")[0] in properties and f not in stored]
                 if clash:
                     raise ToolError(
