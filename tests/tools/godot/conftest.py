@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from agentsdk_godot import GodotEngine, GodotProject
 
 ENGINE_NAMES = ("godot3-server", "godot3-runner", "Xvfb")
+sys.path.insert(0, str(Path(__file__).parent))  # godot_calls, under any import mode
 
 
 @pytest.fixture(scope="session", autouse=True)

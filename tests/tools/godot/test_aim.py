@@ -9,18 +9,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 from agentsdk_godot import GodotEngine, GodotToolkit
-
-from agentsdk import ToolOutcome
+from godot_calls import call
 
 pytestmark = pytest.mark.anyio
 
 SCENE = "res://main.tscn"
-
-
-async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
-    [found] = [t for t in toolkit.tools() if t.name == tool_name]
-    outcome: ToolOutcome = await found.call(dict(args))
-    return outcome
 
 
 async def done(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> str:

@@ -17,20 +17,13 @@ from agentsdk.tasks import run_task
 from agentsdk_godot import Constructor, GodotEngine, GodotToolkit, SceneFile
 from agentsdk_godot.framing import VIEWS, axes_facing
 from agentsdk_godot.measure import SceneMeasurements
-
-from agentsdk import ToolOutcome
+from godot_calls import call
 
 pytestmark = pytest.mark.anyio
 
 SCENE = "res://main.tscn"
 FRAME = 512
 ROOM = 1.15  # fit_view's default margin
-
-
-async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
-    """Call one of the toolkit's tools as a model would."""
-    [found] = [t for t in toolkit.tools() if t.name == tool_name]
-    return await found.call(dict(args))
 
 
 def vec(*v: float) -> Constructor:

@@ -9,18 +9,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 from agentsdk_godot import GodotEngine, GodotToolkit
-
-from agentsdk import ToolOutcome
+from godot_calls import call
 
 pytestmark = pytest.mark.anyio
 
 SCENE = "res://main.tscn"
 _CALL = re.compile(r"hint: .*?, ((set_property|add_node)\((.*)\))$", re.M)
-
-
-async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
-    [found] = [t for t in toolkit.tools() if t.name == tool_name]
-    return await found.call(dict(args))
 
 
 def hinted_call(text: str) -> tuple[str, dict[str, object]]:

@@ -11,16 +11,11 @@ from collections.abc import AsyncIterator
 import pytest
 from agentsdk_godot import Constructor, GodotEngine, GodotToolkit
 from agentsdk_godot.engine import HarnessJob
+from godot_calls import call
 
-from agentsdk import ToolError, ToolOutcome
+from agentsdk import ToolError
 
 pytestmark = pytest.mark.anyio
-
-
-async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
-    """Call one of the toolkit's tools as a model would."""
-    [found] = [t for t in toolkit.tools() if t.name == tool_name]
-    return await found.call(dict(args))
 
 
 def vec(*v: float) -> Constructor:

@@ -10,19 +10,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from agentsdk_godot import Constructor, GodotEngine, GodotToolkit, SubResource
 from agentsdk_godot.variant import format_variant
+from godot_calls import call
 
 from agentsdk import ToolOutcome
 
 pytestmark = pytest.mark.anyio
 
 SCENE = "res://main.tscn"
-
-
-async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
-    """Call one of the toolkit's tools as a model would."""
-    [found] = [t for t in toolkit.tools() if t.name == tool_name]
-    outcome: ToolOutcome = await found.call(dict(args))
-    return outcome
 
 
 async def add(toolkit: GodotToolkit, **args: object) -> ToolOutcome:

@@ -15,20 +15,13 @@ from agentsdk.plugins import load_suite
 from agentsdk.tasks import call as step
 from agentsdk.tasks import run_task
 from agentsdk_godot import Constructor, GodotEngine, GodotToolkit
-
-from agentsdk import ToolOutcome
+from godot_calls import call
 
 pytestmark = pytest.mark.anyio
 
 SCENE = "res://main.tscn"
 FLOOR_TOP = 0.25  # the floor is a CubeMesh 8 x 0.5 x 8 at the origin, as in godot/crate-on-floor
 IDENTITY = "Transform( 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0 )"
-
-
-async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
-    """Call one of the toolkit's tools as a model would."""
-    [found] = [t for t in toolkit.tools() if t.name == tool_name]
-    return await found.call(dict(args))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from agentsdk.testing import ScriptedModel
 from agentsdk_godot import GodotEngine, GodotToolkit
+from godot_calls import call
 from PIL import Image as PILImage
 
 from agentsdk import Agent, ToolCallPart
@@ -20,11 +21,6 @@ SPIN = "extends Spatial\n\nfunc _process(delta):\n\trotate_y(delta)\n"
 async def toolkit(engine: GodotEngine) -> AsyncIterator[GodotToolkit]:
     async with GodotToolkit(engine=GodotEngine(renderer="GLES2"), groups="all") as tk:
         yield tk
-
-
-async def call(tk: GodotToolkit, tool_name: str, /, **arguments: object):  # type: ignore[no-untyped-def]
-    [found] = [t for t in tk.tools() if t.name == tool_name]
-    return await found.call(dict(arguments))
 
 
 def test_tool_names() -> None:

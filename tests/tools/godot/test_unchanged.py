@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from agentsdk_godot import GodotEngine, GodotToolkit
+from godot_calls import call
 
 from agentsdk import ToolOutcome
 
@@ -16,9 +17,8 @@ pytestmark = pytest.mark.anyio
 SCENE = "res://main.tscn"
 
 
-async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
-    [found] = [t for t in toolkit.tools() if t.name == tool_name]
-    outcome: ToolOutcome = await found.call(dict(args))
+async def done(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> ToolOutcome:
+    outcome = await call(toolkit, tool_name, **args)
     assert not outcome.is_error, outcome.text
     return outcome
 
@@ -26,8 +26,8 @@ async def call(toolkit: GodotToolkit, tool_name: str, /, **args: object) -> Tool
 @pytest.fixture
 async def toolkit(engine: GodotEngine) -> AsyncIterator[GodotToolkit]:
     async with GodotToolkit(engine=engine, groups=["core", "check"]) as tk:
-        await call(tk, "create_scene", path=SCENE, main=True)
-        await call(tk, "add_node", scene=SCENE, name="Crate", type="MeshInstance",
+        await done(tk, "create_scene", path=SCENE, main=True)
+        await done(tk, "add_node", scene=SCENE, name="Crate", type="MeshInstance",
                    shape="box", color="red", rest_on="ground")  # fmt: skip
         yield tk
 
@@ -35,23 +35,23 @@ async def toolkit(engine: GodotEngine) -> AsyncIterator[GodotToolkit]:
 async def test_a_value_the_property_already_has_changes_nothing(toolkit: GodotToolkit) -> None:
     file = toolkit.project.file(SCENE)
     recolour = {"scene": SCENE, "node": "Crate", "property": "mesh/material/albedo_color"}
-    changed = await call(toolkit, "set_property", **recolour, value="Color( 0, 0, 1, 1 )")
+    changed = await done(toolkit, "set_property", **recolour, value="Color( 0, 0, 1, 1 )")
     assert not changed.unchanged and not changed.text.startswith("Nothing changed")
     blue = file.read_bytes()
-    again = await call(toolkit, "set_property", **recolour, value="Color( 0, 0, 1, 1 )")
+    again = await done(toolkit, "set_property", **recolour, value="Color( 0, 0, 1, 1 )")
     assert again.unchanged, again.text
     assert "Nothing changed: the scene already was so (" in again.text
     assert file.read_bytes() == blue
     # Another way of writing the same colour is the same colour.
-    same = await call(toolkit, "set_property", **recolour, value="Color(0, 0, 1)")
+    same = await done(toolkit, "set_property", **recolour, value="Color(0, 0, 1)")
     assert same.unchanged, same.text
     # Standing on the ground where it already stands moves nothing.
     where = dict(toolkit.project.read_scene(SCENE).node("Crate").properties)
-    rested = await call(toolkit, "set_property", scene=SCENE, node="Crate",
+    rested = await done(toolkit, "set_property", scene=SCENE, node="Crate",
                         property="translation", value="Vector3( 0, 1, 0 )", rest_on="ground")  # fmt: skip
     assert dict(toolkit.project.read_scene(SCENE).node("Crate").properties) == where
     assert rested.unchanged, rested.text
-    moved = await call(toolkit, "set_property", scene=SCENE, node="Crate",
+    moved = await done(toolkit, "set_property", scene=SCENE, node="Crate",
                        property="translation", value="Vector3( 3, 1, 0 )")  # fmt: skip
     assert not moved.unchanged
     assert (await toolkit.measurements(SCENE)).node("Crate").origin[0] == pytest.approx(3)

@@ -15,9 +15,8 @@ import pytest
 from agentsdk_godot import GodotEngine, GodotToolkit, HarnessJob
 from agentsdk_godot.values import ValueTypeError, hex_colour, typed_value
 from agentsdk_godot.variant import Constructor, format_variant, parse_variant
+from godot_calls import call
 from PIL import Image as PILImage
-
-from agentsdk import ToolOutcome
 
 MAIN = "res://main.tscn"
 UI = "res://ui.tscn"
@@ -27,11 +26,6 @@ UI = "res://ui.tscn"
 async def toolkit(engine: GodotEngine) -> AsyncIterator[GodotToolkit]:
     async with GodotToolkit(engine=engine, groups="all") as tk:
         yield tk
-
-
-async def call(tk: GodotToolkit, tool_name: str, /, **arguments: object) -> ToolOutcome:
-    [found] = [t for t in tk.tools() if t.name == tool_name]
-    return await found.call(dict(arguments))
 
 
 async def engine_says(tk: GodotToolkit, scene: str, expressions: list[str]) -> list[str]:
