@@ -1021,6 +1021,26 @@ def test_a_camera_or_light_asked_to_look_at_a_part_is_aimed_at_it(
     }
 
 
+def test_an_aim_at_a_name_the_request_never_gives_goes() -> None:
+    # s23/7: the description's example, "look_at": "Box", copied onto the Ball and the Lamp
+    asked = ("Create a main scene with a red sphere named Ball of radius 1 at (0, 1, 0) and "
+             "an omni light named Lamp at (0, 4, 0).")  # fmt: skip
+    for name, kind in (("Ball", "MeshInstance"), ("Lamp", "OmniLight")):
+        call = _call("add_node", name=name, type=kind, **SCENE,
+                     properties={"translation": "Vector3( 0, 4, 0 )", "look_at": "Box"})  # fmt: skip
+        (got,) = looking_as_asked(_ask(asked, "add_node"), ModelResponse(parts=[call])).tool_calls
+        assert got.arguments["properties"] == {"translation": "Vector3( 0, 4, 0 )"}
+    # ... and a camera asked to look at a made part gets that part in its place
+    cam = _call("add_node", name="Cam", type="Camera", **SCENE, properties={"target": "Box"})
+    (got,) = looking_as_asked(_made_target(CAM_ASKED), ModelResponse(parts=[cam])).tool_calls
+    assert got.arguments["properties"] == {"look_at": "Target"}
+    # A part the request names, a point or the origin stays.
+    for aim in ("Target", "target", "[0, 1, 0]", "Vector3( 0, 1, 0 )", "origin"):
+        kept = _call("add_node", name="Cam", type="Camera", **SCENE, properties={"look_at": aim})
+        response = ModelResponse(parts=[kept])
+        assert looking_as_asked(_made_target(CAM_ASKED), response) is response, aim
+
+
 def test_an_aim_at_a_part_not_made_or_at_a_point_or_unsaid() -> None:
     cam = _call("add_node", name="Cam", type="Camera", **SCENE)
     response = ModelResponse(parts=[cam])

@@ -96,5 +96,17 @@ async def test_an_aim_at_nothing_adds_nothing(toolkit: GodotToolkit) -> None:
         refused = await call(toolkit, "add_node", scene=SCENE, name="Cam", type="Camera",
                              properties={"look_at": aim}, position=[0, 3, 8])  # fmt: skip
         assert refused.is_error and said in refused.text, refused.text
-        assert refused.text.endswith("Nothing was added."), refused.text
+        assert "Nothing was added." in refused.text, refused.text
         assert file.read_bytes() == before
+    # An aim at no node is offered without it (the 1.5B model copied the description's
+    # example, "look_at": "Box", onto a light that looks at nothing: s23/7).
+    [found] = [t for t in toolkit.tools() if t.name == "add_node"]
+    asked = {"scene": SCENE, "name": "Lamp", "type": "OmniLight", "position": [0, 4, 0],
+             "properties": {"look_at": "Box", "shadow_enabled": "true"}}  # fmt: skip
+    refused = await found.call(asked)
+    assert refused.is_error and refused.instead is not None, refused.text
+    assert refused.instead["properties"] == {"shadow_enabled": "true"}
+    assert refused.text.endswith(f'To add Lamp without look_at: add_node(scene="{SCENE}", '
+                                 'name="Lamp", type="OmniLight", parent=".", properties='
+                                 '{"shadow_enabled": "true"}, position=[0, 4, 0])'), refused.text  # fmt: skip
+    await done(toolkit, "add_node", **refused.instead)

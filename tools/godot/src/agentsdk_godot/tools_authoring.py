@@ -324,10 +324,14 @@ class AuthoringTools(GodotToolkitBase):
         catalog.check_node_class(cls)
         aim = popped_aim(properties, catalog.properties(cls))
         if aim is not None and aim_point(aim) is None and _node_or_none(doc, aim.strip()) is None:
+            # The 1.5B model copied the description's example ("look_at": "Box") onto nodes
+            # that look at nothing (s23/7): the call without it is offered.
             listed = ", ".join(n.path for n in doc.nodes)
+            unaimed = {k: v for k, v in original.items() if k.strip().lower() not in AIM_KEYS}
             raise ToolError(
                 f"look_at: no node {aim.strip()!r} in {scene} (nodes: {listed}): aim at a "
-                "node the scene has, or at a point [x, y, z]. Nothing was added."
+                "node the scene has, or at a point [x, y, z]. Nothing was added. To add "
+                f"{name} without look_at: {again(properties=unaimed)}"
             )
         meant = {key: self._meant_property(cls, key) for key in properties}
         said_as = {key: said for said, key in meant.items()}

@@ -394,6 +394,12 @@ def below_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
     return _mend(request, response, mend)
 
 
+_AIM_POINT = re.compile(
+    r"\s*(?:Vector3\s*)?[\[(]\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?){2}\s*[\])]\s*",
+    re.IGNORECASE,
+)
+"""A point written as an aim: ``[0, 1, 0]``, ``(0, 1, 0)``, ``Vector3( 0, 1, 0 )``."""
+
 _AIM_ENTRY = "look_at"
 _AIM_ENTRIES = re.compile(r"^(?:look_at|target|looking_at|look_at_target|aim_at|point_at)$", re.I)
 
@@ -408,14 +414,16 @@ def looking_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
 
     On new users' prompts the 1.5B model left Godot's cameras unaimed, or wrote a
     ``target`` the class does not have, for "a Camera named Eye ... looking at the wall"
-    (s23/8) and "a Camera named Cam ... looking at it" (s24/8)."""
+    (s23/8) and "a Camera named Cam ... looking at it" (s24/8). An aim among those entries
+    at a name the request never gives, on any part, goes (the model copied the
+    description's example, ``"look_at": "Box"``, onto a ball and a lamp: s23/7)."""
     text = _asked(request)
     names = named_in(text)
     unmade = {name.lower() for name in unmade_names(request)}
 
     def mend(made: _Made) -> dict[str, Any] | None:
         tool, call = made.tool, made.call
-        if made.name is None or kind_of(head_of(text, made.name)) not in ("camera", "light"):
+        if made.name is None:
             return None
         properties = tool.parameters.get("properties") or {}
         key = next(
@@ -429,19 +437,36 @@ def looking_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
         entries = call.arguments.get(key)
         if entries is not None and not isinstance(entries, dict):
             return None
-        if any(_AIM_ENTRIES.match(str(k)) for k in entries or {}):
-            return None  # aimed its own way: the toolkit reads it
+        given = dict(entries or {})
+        aims = [k for k in given if _AIM_ENTRIES.match(str(k))]
+        said = {n.lower() for n in names} | {"origin", "the origin"}
+        unsaid = [
+            k for k in aims
+            if not _plain_numbers(given[k])
+            and not _AIM_POINT.fullmatch(str(given[k]))
+            and str(given[k]).strip().lower() not in said
+        ]  # fmt: skip
+        if unsaid:
+            # An aim at a name the request never gives (the 1.5B model copied the
+            # description's example, "look_at": "Box", onto a ball and a lamp: s23/7).
+            logger.info("%s for %r aims at %s, which the request never names; dropped",
+                        call.name, made.name, given[unsaid[0]])  # fmt: skip
+            given = {k: v for k, v in given.items() if k not in unsaid}
+            aims = []
+        mended = {**call.arguments, key: given} if unsaid else None
+        if aims or kind_of(head_of(text, made.name)) not in ("camera", "light"):
+            return mended  # aimed its own way (the toolkit reads it), or nothing that aims
         target = _aimed_at(text, made.name, names)
         if target is None or (isinstance(target, str) and target.lower() in unmade):
-            return None  # nothing said, or a part not made yet (the toolkit would refuse it)
+            return mended  # nothing said, or a part not made yet (the toolkit would refuse it)
         if isinstance(target, str):
             value = target
         elif isinstance(target, list) and _plain_numbers(target):
             value = "[" + ", ".join(str(v) for v in _plain(target)) + "]"
         else:
-            return None
+            return mended
         logger.info("%s for %r looks at %s as asked", call.name, made.name, value)
-        return {**call.arguments, key: {**(entries or {}), _AIM_ENTRY: value}}
+        return {**call.arguments, key: {**given, _AIM_ENTRY: value}}
 
     return _mend(request, response, mend)
 
