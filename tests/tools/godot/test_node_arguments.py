@@ -496,3 +496,30 @@ async def test_a_capsule_stands_as_every_other_shape_does(toolkit: GodotToolkit)
         "[1, 2, 1], not 2 x 2 x 1 Nothing was added."
     ), refused.text
     assert refused.instead is not None and refused.instead["size"] == [1, 2, 1]
+
+
+async def test_a_camera_or_light_given_a_shape_is_offered_without_it(
+    toolkit: GodotToolkit,
+) -> None:
+    # s23/8: the Wall's shape and colour copied onto "a Camera named Eye"; the offer had been
+    # to make Eye a MeshInstance, and the model took it (a blue box where the camera was).
+    refused = refuser(toolkit)
+    eye = {"name": "Eye", "type": "Camera", "shape": "box", "color": "blue",
+           "properties": {"translation": "Vector3( 0, 1, 6 )"}}  # fmt: skip
+    text = await refused(**eye)
+    assert text.startswith("shape sets a MeshInstance's mesh, and a Camera has no mesh. Nothing "
+                           "was added. To add Eye without shape, color: add_node("), text  # fmt: skip
+    [found] = [t for t in toolkit.tools() if t.name == "add_node"]
+    offer = (await found.call({"scene": SCENE, **eye})).instead
+    assert offer is not None and offer["type"] == "Camera", offer
+    assert not {"shape", "color", "size"} & set(offer), offer
+    made = await call(toolkit, "add_node", **offer)
+    assert not made.is_error, made.text
+    # A light keeps its colour (light_color); a plain Spatial is still offered as a mesh node.
+    refused = refuser(toolkit)
+    lamp = await refused(name="Lamp", type="OmniLight", shape="sphere", color="yellow")
+    assert "To add Lamp without shape: add_node(" in lamp and 'color="yellow"' in lamp, lamp
+    block = await refused(name="Block", type="Spatial", shape="box")
+    assert "To add Block as a MeshInstance: add_node(" in block, block
+    m = await toolkit.measurements(SCENE)
+    assert m.node("Eye").type == "Camera" and m.node("Eye").origin == pytest.approx((0, 1, 6))

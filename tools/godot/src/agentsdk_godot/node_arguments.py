@@ -198,9 +198,18 @@ class NodeArguments:
             return
         mesh_node = dialect.class_name("MeshInstance")
         reason = f"shape sets a {mesh_node}'s mesh, and a {cls} has no mesh."
-        if catalog.is_a(cls, dialect.class_name("Spatial")):
+        seeing = any(catalog.is_a(cls, dialect.class_name(c)) for c in ("Camera", "Light"))
+        if catalog.is_a(cls, dialect.class_name("Spatial")) and not seeing:
             raise ArgumentRefused("shape", reason, {"type": mesh_node}, f"as a {mesh_node}")
-        raise ArgumentRefused("shape", reason, {"shape": None, "size": None})
+        # A camera or a light is what the call asks for: it goes without the shape (the 1.5B
+        # model copied the Wall's shape and colour onto "a Camera named Eye", s23/8, and took
+        # the offer to make it a MeshInstance), and without a colour it cannot take.
+        instead: dict[str, object] = {"shape": None, "size": None}
+        if self.color is not None and seeing and "light_color" not in known:
+            instead["color"] = None
+        raise ArgumentRefused(
+            "shape", reason, instead, "without shape, color" if len(instead) > 2 else ""
+        )
 
 
 def _shape_word(said: str) -> str | None:
