@@ -88,6 +88,16 @@ async def test_set_property_turns_an_existing_node_and_a_rotated_parent_is_allow
     assert (await toolkit.measurements(SCENE)).node("Rig/Cam").origin == pytest.approx(origin)
 
 
+async def test_a_node_is_aimed_at_by_its_name_alone(toolkit: GodotToolkit) -> None:
+    # s20/7: the Ball made under the Field, the camera told to look at "Ball"
+    await done(toolkit, "add_node", scene=SCENE, name="Ball", type="MeshInstance", shape="sphere",
+               parent="Target", position=[0, 2, 0])  # fmt: skip
+    text = await done(toolkit, "add_node", scene=SCENE, name="Cam", type="Camera",
+                      properties={"look_at": "Ball"}, position=[0, 2, 6])  # fmt: skip
+    assert "looking at Target/Ball (0, 2, 0)" in text, text
+    assert await looks_along(toolkit, "Cam") == pytest.approx((0, 0, -1), abs=1e-5)
+
+
 async def test_an_aim_at_nothing_adds_nothing(toolkit: GodotToolkit) -> None:
     file = toolkit.project.file(SCENE)
     before = file.read_bytes()

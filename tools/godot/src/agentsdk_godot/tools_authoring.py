@@ -57,6 +57,15 @@ def _node_or_none(doc: SceneFile, path: str) -> NodeEntry | None:
         return None
 
 
+def _names_a_node(doc: SceneFile, said: str) -> bool:
+    """A node's path, or a name only one node has (s20/7: "Ball" for Field/Ball), as the
+    engine's measurements find nodes."""
+    said = said.strip()
+    if _node_or_none(doc, said) is not None:
+        return True
+    return sum(n.name == said for n in doc.nodes) == 1
+
+
 def _set_property_call(scene: str, node: str, property: str, value: str) -> str:
     said = {"scene": scene, "node": node, "property": property, "value": value}
     return "set_property(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in said.items()) + ")"
@@ -323,7 +332,7 @@ class AuthoringTools(GodotToolkitBase):
         catalog = await self._known(doc, [cls], [*properties.values(), *([mesh] if mesh else [])])
         catalog.check_node_class(cls)
         aim = popped_aim(properties, catalog.properties(cls))
-        if aim is not None and aim_point(aim) is None and _node_or_none(doc, aim.strip()) is None:
+        if aim is not None and aim_point(aim) is None and not _names_a_node(doc, aim):
             # The 1.5B model copied the description's example ("look_at": "Box") onto nodes
             # that look at nothing (s23/7): the call without it is offered.
             listed = ", ".join(n.path for n in doc.nodes)
