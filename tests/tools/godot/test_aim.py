@@ -98,6 +98,31 @@ async def test_a_node_is_aimed_at_by_its_name_alone(toolkit: GodotToolkit) -> No
     assert await looks_along(toolkit, "Cam") == pytest.approx((0, 0, -1), abs=1e-5)
 
 
+async def test_a_camera_put_nowhere_is_offered_a_place_back_from_what_it_looks_at(
+    toolkit: GodotToolkit,
+) -> None:
+    # s17/7: "a camera named Eye that looks at it", sent with no place (so at the origin,
+    # where the Planet is) again and again
+    file = toolkit.project.file(SCENE)
+    before = file.read_bytes()
+    [found] = [t for t in toolkit.tools() if t.name == "add_node"]
+    refused = await found.call({"scene": SCENE, "name": "Eye", "type": "Camera",
+                                "properties": {"look_at": "Target"}})  # fmt: skip
+    assert refused.is_error and file.read_bytes() == before
+    assert refused.text.startswith("look_at: Eye stands at Target (0, 0, 0): it cannot look at "
+                                   "where it is. Nothing was added. To add Eye looking at it "
+                                   "from [0.0, 1.67, 5.0]: add_node("), refused.text  # fmt: skip
+    assert refused.instead is not None and refused.instead["position"] == [0.0, 1.67, 5.0]
+    await done(toolkit, "add_node", **refused.instead)
+    m = await toolkit.measurements(SCENE)
+    assert m.node("Eye").origin == pytest.approx((0, 1.67, 5), abs=1e-4)
+    assert await looks_along(toolkit, "Eye") == pytest.approx(
+        towards((0, 1.67, 5), (0, 0, 0)), abs=1e-5
+    )
+    corners = m.node("Target").screen
+    assert corners and all(0 < x < 512 and 0 < y < 512 for x, y in corners), corners
+
+
 async def test_an_aim_at_nothing_adds_nothing(toolkit: GodotToolkit) -> None:
     file = toolkit.project.file(SCENE)
     before = file.read_bytes()

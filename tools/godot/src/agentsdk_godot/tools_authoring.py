@@ -97,6 +97,25 @@ def _standing(size: tuple[float, float, float]) -> SizeRefused:
     )
 
 
+class AimedAtItself(ToolError):
+    """``look_at`` at the very point where the node stands; ``looking_from`` is a point to
+    stand it at instead, back from what it looks at."""
+
+    def __init__(self, message: str, looking_from: tuple[float, float, float]):
+        super().__init__(message)
+        self.looking_from = looking_from
+
+
+def _looking_from(
+    point: tuple[float, float, float], size: tuple[float, float, float] | None
+) -> tuple[float, float, float]:
+    """A point to look at `point` from: in front of it (+z) and a little above, far enough
+    back for something of `size` (2 m when it draws nothing) to fit in a camera's view."""
+    extent = max(size) if size is not None else 2.0
+    back = round(max(2.5 * extent, 3.0), 2)
+    return (round(point[0], 3) + 0.0, round(point[1] + back / 3, 2), round(point[2] + back, 2))
+
+
 class Bottomless(ToolError):
     """``rest_on`` for a node that draws nothing (a Camera, a light): it has no bottom."""
 
@@ -455,6 +474,17 @@ class AuthoringTools(GodotToolkitBase):
         except ToolError as err:
             if before is not None:
                 self.project.file(scene).write_bytes(before)  # nothing half-done stays
+            if isinstance(err, AimedAtItself):
+                # The camera put nowhere, so at what it looks at (s17/7: "a camera named Eye
+                # that looks at it", sent again until the loop guard ended the run): the call
+                # that stands it back from it is offered.
+                placing = ("position", "translation", "transform", "origin", *PLACING)
+                unplaced = {k: v for k, v in original.items() if k.strip().lower() not in placing}
+                offer = again(position=list(err.looking_from), properties=unplaced)
+                raise ToolError(
+                    f"{err} Nothing was added. To add {name} looking at it from "
+                    f"{list(err.looking_from)}: {offer}"
+                ) from None
             raise ToolError(f"{err} Nothing was added.") from None
         return change
 
@@ -470,6 +500,7 @@ class AuthoringTools(GodotToolkitBase):
                 "look at something"
             ) from None
         point = aim_point(aim)
+        point_named = point is None
         if point is None:
             try:
                 target = found.node(aim.strip())
@@ -481,7 +512,10 @@ class AuthoringTools(GodotToolkitBase):
             said = f"({', '.join(f'{v:.3g}' for v in point)})"
         direction = (point[0] - me.origin[0], point[1] - me.origin[1], point[2] - me.origin[2])
         if max(abs(c) for c in direction) < 1e-6:
-            raise ToolError(f"look_at: {path} stands at {said}: it cannot look at where it is")
+            raise AimedAtItself(
+                f"look_at: {path} stands at {said}: it cannot look at where it is.",
+                _looking_from(point, target.size if point_named and target.has_bounds else None),
+            )
         parent = path.rsplit("/", 1)[0] if "/" in path else "."
         try:
             axes = found.node(parent).basis
