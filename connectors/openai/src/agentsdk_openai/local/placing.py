@@ -316,9 +316,20 @@ _PIXELS = re.compile(r"\bpixels?\b", re.IGNORECASE)
 _PARENT = "parent"
 _GAP = 40
 """Pixels between a flat part and the one it is put below (the Godot toolkit's own step)."""
-_FLAT_POINT = re.compile(
-    r"\s*(?:Vector2\s*)?[\[(]\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*[\])]\s*"
+_WRITTEN_POINT = re.compile(
+    r"\s*(?:Vector([23])\s*)?[\[(]\s*(-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?)*)\s*[\])]\s*",
+    re.IGNORECASE,
 )
+
+
+def _written_point(text: str, count: int) -> list[float | int] | None:
+    """A point of ``count`` numbers written as text: ``[0, 40]``, ``(0, 1, 0)``,
+    ``Vector2( 10, 10 )``, ``Vector3( 0, 1, 0 )`` (a Vector of that many); else None."""
+    found = _WRITTEN_POINT.fullmatch(text)
+    if found is None or found.group(1) not in (None, str(count)):
+        return None
+    numbers = [float(n) for n in found.group(2).split(",")]
+    return _plain(numbers) if len(numbers) == count else None
 
 
 def _flat_place(call: ToolCallPart) -> list[float | int] | None:
@@ -333,8 +344,7 @@ def _flat_place(call: ToolCallPart) -> list[float | int] | None:
             continue
         for key, said in value.items():
             if _PLACING.search(str(key)):
-                found = _FLAT_POINT.fullmatch(str(said))
-                return _numbers(found) if found is not None else None
+                return _written_point(str(said), 2)
     return [0, 0]
 
 
@@ -394,12 +404,6 @@ def below_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
     return _mend(request, response, mend)
 
 
-_AIM_POINT = re.compile(
-    r"\s*(?:Vector3\s*)?[\[(]\s*-?\d+(?:\.\d+)?(?:\s*,\s*-?\d+(?:\.\d+)?){2}\s*[\])]\s*",
-    re.IGNORECASE,
-)
-"""A point written as an aim: ``[0, 1, 0]``, ``(0, 1, 0)``, ``Vector3( 0, 1, 0 )``."""
-
 _AIM_ENTRY = "look_at"
 _AIM_ENTRIES = re.compile(r"^(?:look_at|target|looking_at|look_at_target|aim_at|point_at)$", re.I)
 
@@ -443,7 +447,7 @@ def looking_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
         unsaid = [
             k for k in aims
             if not _plain_numbers(given[k])
-            and not _AIM_POINT.fullmatch(str(given[k]))
+            and _written_point(str(given[k]), 3) is None
             and str(given[k]).strip().lower() not in said
         ]  # fmt: skip
         if unsaid:
