@@ -9,8 +9,8 @@ them, after that session's changes were made but not measured on new prompts), `
 (nine more, written in session 19 the same way), ``s20`` (nine more, written in session
 20 before any run or change), ``s21`` (nine more, written in session 21 the same way),
 ``s22`` (nine more, written in session 22 after its changes were made, before any run),
-``s23`` (nine more, written in session 23 before any change or run) and ``s24`` (nine more,
-written in session 24 the same way). s19 and s20 were each held out for one run of new code only:
+``s23`` (nine more, written in session 23 before any change or run), ``s24`` (nine more,
+written in session 24 the same way) and ``s25`` (nine more, written in session 25 the same way). s19 and s20 were each held out for one run of new code only:
 later changes of their sessions used what those runs showed (the tasks README says which). Nothing checks the outcome
 automatically: each row keeps
 the calls, the answer and the last tool result (the scene as the tools describe it), and
@@ -18,7 +18,7 @@ the judgement is written in the tasks README. Writes --out (default
 benchmarks/results/new_user_prompts.json), and with --traces one trace per run (JSONL) and
 the local model's log beside it (``.log``: which calls were mended or asked again, and why).
 
-    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|...|s24] [--only on|off]
+    uv run --no-sync python benchmarks/new_user_prompts.py [--set s16|...|s25] [--only on|off]
         [--kit threejs|blender|godot] [--out FILE] [--traces DIR]
 """
 
@@ -141,6 +141,19 @@ SETS["s24"] = [
     ("godot", "Create a main scene with a grey box named Floor, 10 by 0.2 by 10, and a red sphere named Ball of radius 0.5 resting on it."),
     ("godot", "Make a main scene with a yellow cube named Target at the origin, a Camera named Cam at (0, 3, 8) looking at it, and a spot light named Spot at (0, 5, 0) pointing down at it."),
     ("godot", "Build a main scene whose root is a Control with a Button named Play that says Play and a Label named Hint under it."),
+]  # fmt: skip
+
+
+SETS["s25"] = [
+    ("threejs", "Add a red cube named box, 1 on each side, on the ground, and turn it 45 degrees around y."),
+    ("threejs", "Make a blue sphere named moon of radius 0.5 at (3, 2, 0), then change its colour to silver."),
+    ("threejs", "Create a green box named hedge, 5 long, 1 tall and 0.5 deep, on the ground, and a point light named lamp 2 above it."),
+    ("blender", "Add a torus named Ring at (0, 0, 1), make it red, and render it."),
+    ("blender", "Create a cube named Step, 1 m on each side, on the ground, then make it twice as wide along x."),
+    ("blender", "Add an orange cylinder named Can, 0.4 m in radius and 1.2 m tall, standing on the ground, and an area light named Soft above it."),
+    ("godot", "Create a main scene with a green plane named Ground, 20 by 20, and a blue cube named Player standing on it at the origin."),
+    ("godot", "Make a main scene with a red cylinder named Pole, 3 tall, standing on the ground, and a directional light named Sun."),
+    ("godot", "Build a main scene whose root is a Node2D with a Label named Score at (20, 20) that says 0."),
 ]  # fmt: skip
 
 
