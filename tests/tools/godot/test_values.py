@@ -524,5 +524,9 @@ async def test_scene_calls_say_the_next_call_that_fits(toolkit: GodotToolkit) ->
     assert not used.is_error and json.loads(used.text)["next"] == ""
     nowhere = await call(toolkit, "add_node", scene="res://game.tscn", name="X", type="Node")
     assert nowhere.is_error
+    for path in ("res://level.tres", "res://level"):  # a scene's file is a .tscn, nothing else
+        refused = await call(toolkit, "create_scene", path=path, root_type="Spatial")
+        assert refused.is_error and "e.g. res://level.tscn" in refused.text, refused.text
+    assert not (toolkit.project.path / "level.tres").exists()
     assert 'create it first with create_scene(path="res://game.tscn")' in nowhere.text
     assert "scenes: res://ui.tscn" in nowhere.text

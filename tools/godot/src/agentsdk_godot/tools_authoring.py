@@ -180,6 +180,12 @@ class AuthoringTools(GodotToolkitBase):
         """
         name = root_name or Path(path).stem.title().replace("_", "")
         cls = self.project.dialect.class_name(root_type)
+        if Path(path).suffix != ".tscn":
+            # A .tres is a resource: told "scenes end in .tscn, resources in .tres", the 1.5B
+            # model created its scene at res://NewScene.tres, which no tool then read as one.
+            suffix = Path(path).suffix
+            wanted = (path[: -len(suffix)] if suffix else path) + ".tscn"
+            raise ToolError(f"{path}: a scene is saved as a .tscn file, e.g. {wanted}")
         try:
             exists = self.project.file(path).exists()
         except ProjectPathError as err:
