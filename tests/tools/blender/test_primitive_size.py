@@ -88,6 +88,17 @@ async def test_one_number_is_read_as_before(toolkit: BlenderToolkit) -> None:
         "size 0.5 read as diameter 0.5, height 0.5, times scale [1, 1, 3] "
         "(dimensions 0.5 x 0.5 x 1.5)"
     )
+    # A scale besides a list size multiplies it, unless it repeats it (refused, below).
+    step = await ok(
+        toolkit, "create_primitive", kind="cube", name="Step", size=[1, 1, 1], scale=[2, 1, 1],
+        rest_on="ground",
+    )  # fmt: skip
+    assert step["dimensions"] == pytest.approx([2, 1, 1], abs=1e-5)
+    assert step["scale"] == [2, 1, 1] and step["lowest_z"] == pytest.approx(0, abs=1e-5)
+    assert (
+        step["size_read"]
+        == "size [1, 1, 1] read as x, y, z, times scale [2, 1, 1] (dimensions 2 x 1 x 1)"
+    )
     floor = await ok(toolkit, "create_primitive", kind="plane", name="Floor", size="20")
     assert floor["dimensions"] == pytest.approx([20, 20, 0], abs=1e-5)
     # A size written out as text (a model not held to the schema) is read as its numbers.
@@ -110,6 +121,10 @@ async def test_one_number_is_read_as_before(toolkit: BlenderToolkit) -> None:
          "a plane is flat, give [x, y] ([2, 1]); for a slab 0.5 m thick make a cube"),
         ({"kind": "cube", "size": [2, 1, 0.1], "scale": [2, 1, 0.1]},
          "size [2, 1, 0.1] already gives the dimensions, so leave scale out"),
+        ({"kind": "cylinder", "size": [0.4, 1.2], "scale": [0.8, 0.8, 1.2]},
+         "size [0.4, 1.2] already gives the dimensions, so leave scale out"),
+        ({"kind": "plane", "size": [20, 10], "scale": [20, 10, 1]},
+         "size [20, 10] already gives the dimensions, so leave scale out"),
     ],
 )  # fmt: skip
 async def test_a_size_that_does_not_fit_the_kind_is_refused_before_anything_is_made(

@@ -94,12 +94,35 @@ def read_size(
         if kind in RADIAL:
             return SizeReading(None, f"diameter {size:g}, height {size:g}")
         return SizeReading(None, f"{ONE_NUMBER.get(kind, 'size')} {size:g}")
-    if _scaled(scale):
-        # Both would be one wish said twice ("2 by 1 by 0.1" as size and scale alike).
+    reading = _read_list(kind, size)
+    if _scaled(scale) and _said_twice(size, reading, scale):
+        # One wish said twice ("2 by 1 by 0.1" as size and scale alike) would be squared.
         raise ValueError(
             f"size {shown(size)} already gives the dimensions, so leave scale out; scale "
-            "multiplies a one-number size (or use set_transform afterwards)"
+            "multiplies the size (or use set_transform afterwards)"
         )
+    return reading
+
+
+def _said_twice(size: Sequence[float], reading: SizeReading, scale: Sequence[float]) -> bool:
+    """Whether ``scale`` repeats the size's numbers or the dimensions they make: a scale
+    that differs ("1 m on each side, twice as wide along x": ``[1, 1, 1]`` and ``[2, 1,
+    1]``) multiplies the size, as on a one-number size; refused, the 1.5B model dropped it
+    and the cube stayed 1 m wide (s25/5)."""
+
+    def same(a: Sequence[float], b: Sequence[float]) -> bool:
+        return len(a) == len(b) and all(abs(x - y) <= 1e-9 for x, y in zip(a, b, strict=True))
+
+    scale = list(scale)
+    return same(scale[: len(size)], list(size)) or (
+        reading.dimensions is not None
+        and same([s for s, d in zip(scale, reading.dimensions, strict=False) if d > 0],
+                 [d for d in reading.dimensions if d > 0])
+    )  # fmt: skip
+
+
+def _read_list(kind: str, size: Sequence[float]) -> SizeReading:
+    """How a list of numbers (checked by ``metres``) makes a ``kind``."""
     if kind == "plane":
         return _plane(list(size))
     # A zero among three numbers is no dimension: dropped, as three.js drops one (the 1.5B
