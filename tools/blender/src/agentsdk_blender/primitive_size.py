@@ -95,7 +95,7 @@ def read_size(
             return SizeReading(None, f"diameter {size:g}, height {size:g}")
         return SizeReading(None, f"{ONE_NUMBER.get(kind, 'size')} {size:g}")
     reading = _read_list(kind, size)
-    if _scaled(scale) and _said_twice(size, reading, scale):
+    if scale is not None and _scaled(scale) and _said_twice(size, reading, scale):
         # One wish said twice ("2 by 1 by 0.1" as size and scale alike) would be squared.
         raise ValueError(
             f"size {shown(size)} already gives the dimensions, so leave scale out; scale "
