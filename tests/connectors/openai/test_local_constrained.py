@@ -586,11 +586,18 @@ async def test_a_text_answer_cut_off_with_a_part_left_gets_the_call_for_it(
     _assert_valid(call, [ADD])
     assert call.arguments["name"] == "plate", call.arguments
     assert len(calls) == 2  # the cut answer, then the call asked for
-    # With nothing left to make, the error stands: the answer was only cut off.
+    # With nothing left to make, the answer is its whole sentences, the loop left out
+    # (s25/8: the scene done, 1,024 tokens of text ended the run on the error) ...
     plate = ToolCallPart(name="add_object", arguments={"name": "plate", "shape": "box"})
     done = request.model_copy(
         update={"messages": [*request.messages, *_one_call(ask, plate, 'added box "plate".')[1:]]}
     )
+    calls.clear()
+    answered = await model.request(done)
+    assert answered.text == "The sun is a sphere." and not answered.tool_calls
+    assert answered.finish_reason == "stop" and len(calls) == 1
+    # ... and with no whole sentence in it, the error stands.
+    cut = ModelResponse(parts=[TextPart(text="The sun is a")], finish_reason="length")
     calls.clear()
     with pytest.raises(ResponseTruncatedError, match=r"cut off \(test\)"):
         await model.request(done)

@@ -17,7 +17,7 @@ from agentsdk_openai.local import (
     parse_constrained,
     tool_call_grammar,
 )
-from agentsdk_openai.local.answers import without_pasted_json
+from agentsdk_openai.local.answers import whole_sentences, without_pasted_json
 from agentsdk_openai.local.grammar import TURN_GRAMMAR
 from pydantic import BaseModel
 
@@ -272,6 +272,20 @@ def test_a_tool_result_pasted_after_the_answer_is_cut_off() -> None:
     first = ModelRequest(messages=[ask])
     kept = without_pasted_json(first, ModelResponse(parts=[TextPart(text=pasted)]))
     assert kept.text == pasted
+
+
+def test_an_answer_cut_off_keeps_its_whole_sentences_up_to_the_loop() -> None:
+    looped = "The Pole stands on the ground. The light is named Sun. " + "The scene is done. " * 30
+    assert whole_sentences(looped) == (
+        "The Pole stands on the ground. The light is named Sun. The scene is done."
+    )
+    assert whole_sentences("Done! Pole is 3 m tall (as asked). It is re") == (
+        "Done! Pole is 3 m tall (as asked)."
+    )
+    opened = 'The label says "0". Then:\n```gdscript\nfunc _ready():\n'  # a block left open
+    assert whole_sentences(opened) == 'The label says "0".'
+    assert whole_sentences("To add the node, call") == ""  # no sentence whole: nothing kept
+    assert whole_sentences("") == ""
 
 
 def test_model_strings_for_every_local_model() -> None:

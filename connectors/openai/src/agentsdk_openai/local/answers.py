@@ -4,8 +4,9 @@ cut from it.
 :class:`~agentsdk_openai.local.model.LocalChatModel` asks again, or escalates, on an answer
 that is no answer (:func:`not_an_answer`: empty, a cue or the calling format echoed, the
 request restated, a tool result's JSON pasted in); it cuts pasted JSON off the end of a
-real answer (:func:`without_pasted_json`) and owns up to files it could not write
-(:func:`owned_up`).
+real answer (:func:`without_pasted_json`), owns up to files it could not write
+(:func:`owned_up`) and keeps the whole sentences of an answer cut off at the output-token
+limit (:func:`whole_sentences`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "listed",
     "not_an_answer",
     "owned_up",
+    "whole_sentences",
     "without_pasted_json",
 ]
 
@@ -161,3 +163,27 @@ def listed(parts: list[Part]) -> str:
     above it", "export the scene to tree.glb"), each once, for the cue."""
     shown = list(dict.fromkeys(f'"{part.clause}"' for part in parts))
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+_ENDED = re.compile(r"[.!?](?:[\"')\]]*)$")
+_FENCE = "```"
+
+
+def whole_sentences(text: str) -> str:
+    """What an answer cut off at the output-token limit said in whole: its sentences up to
+    the one cut in the middle, or to the first that only repeats an earlier one (the loop
+    that ran it to the limit), and none inside a code block left open; "" when no sentence
+    is whole. On a new user's prompt (s25/8) the 1.5B model, its scene done, wrote text to
+    the 1,024-token cap and the run ended on the error, its work done."""
+    if text.count(_FENCE) % 2:
+        text = text[: text.rfind(_FENCE)]
+    kept: list[str] = []
+    seen: set[str] = set()
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        said = " ".join(sentence.split())
+        key = said.lower()
+        if not said or key in seen or not _ENDED.search(said):
+            break
+        seen.add(key)
+        kept.append(said)
+    return " ".join(kept)

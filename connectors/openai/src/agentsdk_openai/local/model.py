@@ -31,7 +31,7 @@ from .._response import Completion
 from .._wire import dumps
 from ..model import _server_message
 from ..profiles import engine_profile
-from .answers import without_pasted_json
+from .answers import whole_sentences, without_pasted_json
 from .engine import LocalEngine
 from .grammar import TURN_GRAMMAR, parse_constrained, tool_call_grammar
 from .history import without_superseded_hints
@@ -237,7 +237,8 @@ class LocalChatModel(Reasking):
     ) -> ModelResponse | None:
         """An answer cut off at the output-token limit: its whole calls, when it has any
         (the cut-off rest dropped), else, for a text answer when a step of the request is
-        left, the call the mends ask for in its place; or None (the error stands). On new
+        left, the call the mends ask for in its place, else its whole sentences, repeats
+        left out (:func:`~.answers.whole_sentences`); or None (the error stands). On new
         users' prompts the 1.5B model wrote 1,024 tokens of text after making the first of
         two parts (s23/7), or after a whole first call of its turn (s24/7), and the run
         ended on the error."""
@@ -252,10 +253,16 @@ class LocalChatModel(Reasking):
         if cut.tool_calls or not cut.text.strip():
             return None
         mended = await self._mended(request, cut)
-        if not mended.tool_calls:
+        if mended.tool_calls:
+            logger.info("%s: an answer cut off at the token limit; a call instead", self.name)
+            return mended
+        if mended.text != cut.text:
+            return mended  # asked again, a whole answer came
+        said = whole_sentences(cut.text)
+        if not said:
             return None
-        logger.info("%s: an answer cut off at the token limit; a call instead", self.name)
-        return mended
+        logger.info("%s: an answer cut off at the token limit; its whole sentences", self.name)
+        return mended.model_copy(update={"parts": [TextPart(text=said)], "finish_reason": "stop"})
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamDelta | ModelResponse]:
         """Stream deltas, then the ``ModelResponse``; a constrained call arrives whole at the end."""

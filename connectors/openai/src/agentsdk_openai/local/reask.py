@@ -10,7 +10,8 @@ Each step takes the turn's response and gives it back, or one sampled again:
   the call that makes it (:mod:`.unmade`);
 - an answer that echoes a cue or the request is asked for again as text, and so is a
   third call in a row that only turns one tool's numbers once the request is done
-  (:func:`drifting`);
+  (:func:`drifting`), or a turn that only makes again what was made (:func:`repeats_a_success`),
+  which, with a part of the request left, becomes the call for that part;
 - then the answer's claims of files no tool wrote are owned up to (:mod:`.answers`), the
   calls mended to the request (:mod:`.as_asked`), and a refused call sent again unchanged
   replaced by the call its refusal offered (:mod:`.offers`).
@@ -42,7 +43,7 @@ from .unmade import (
     unmade_parts,
 )
 
-__all__ = ["Reasking", "changed_the_world", "drifting"]
+__all__ = ["Reasking", "changed_the_world", "drifting", "repeats_a_success"]
 
 logger = logging.getLogger("agentsdk_openai.local")
 
@@ -78,7 +79,9 @@ class Reasking(OpenAIChatModel):
         response = await self._make_premature_part(request, response)
         response = await self._answer_when_drifting(request, response)
         response = owned_up(request, response)
-        return offer_taken(request, as_asked(request, response))
+        response = offer_taken(request, as_asked(request, response))
+        # Last: a call is compared with those made as it would be sent, mended.
+        return await self._past_a_repeat(request, response)
 
     async def _make_announced_call(
         self, request: ModelRequest, response: ModelResponse
@@ -299,6 +302,41 @@ class Reasking(OpenAIChatModel):
         answer = await self._answer_again(request, ModelResponse(parts=[TextPart(text="")]))
         return response if answer.tool_calls or not answer.text.strip() else answer
 
+    async def _past_a_repeat(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+        """A turn whose every call repeats, name and arguments, a world-changing call made
+        since the request without an error (:func:`repeats_a_success`): with every part the
+        request names done, the answer is asked for in its place; with a part left, the call
+        for that part, once per part per run. The response stands if nothing comes. On a new
+        user's prompt (s25/7) the 1.5B model, both parts made, sent the first part's add_node
+        again, then, refused, set its mesh to a file, created the scene again and at last a
+        new one, until its turns ran out."""
+        if (
+            request.settings.tool_choice not in (None, "auto")
+            or request.last_turn
+            or not repeats_a_success(request, response)
+        ):
+            return response
+        start = newest_request_at(request)
+        if start is None or not named_in(request.messages[start].text):
+            return response
+        run = _first_call_id(request)
+        left = [p for p in unmade_parts(request) if (run, _asked_key(p)) not in _ASKED]
+        if not left:
+            if unmade_parts(request):
+                return response  # a part left was asked for already: no second ask
+            logger.info("%s: %s made again, with the request done; asking for the answer",
+                        self.name, response.tool_calls[0].name)  # fmt: skip
+            answer = await self._answer_again(request, ModelResponse(parts=[TextPart(text="")]))
+            return response if answer.tool_calls or not answer.text.strip() else answer
+        if not self._may_call_for_a_part(request, response):
+            return response
+        _remember_asked((run, _asked_key(left[0])))
+        logger.info("%s: %s made again, with %s not done; asking for it",
+                    self.name, response.tool_calls[0].name, left[0].key)  # fmt: skip
+        pinned = pinned_makers(request, left[0])
+        choice = _tool_for_steps(request, left) or "required"
+        return await self._call_for(request, response, left, choice, pinned)
+
     async def _sample_again(
         self, request: ModelRequest, settings: dict[str, Any], what: str
     ) -> ModelResponse | None:
@@ -358,6 +396,27 @@ def drifting(request: ModelRequest, response: ModelResponse) -> bool:
     if not (_nudged(chain[0], chain[1]) and _nudged(chain[1], chain[2])):
         return False
     return bool(named_in(request.messages[start].text)) and not unmade_parts(request)
+
+
+def repeats_a_success(request: ModelRequest, response: ModelResponse) -> bool:
+    """Every call of the response, each whole, is, name and arguments, a call of a
+    world-changing tool made since the newest request whose result came back without an
+    error: nothing in the turn is new."""
+    calls = response.tool_calls
+    start = newest_request_at(request)
+    if not calls or start is None or any(c.raw_arguments is not None for c in calls):
+        return False
+    changing = {spec.name for spec in request.tools if spec.side_effects}
+    after = request.messages[start + 1 :]
+    done = {r.call_id for m in after for r in m.tool_results if not r.is_error}
+    made = [
+        (c.name, c.arguments)
+        for m in after
+        if m.role == "assistant"
+        for c in m.tool_calls
+        if c.id in done and c.name in changing
+    ]
+    return all((c.name, c.arguments) in made for c in calls)
 
 
 def _nudged(a: ToolCallPart, b: ToolCallPart) -> bool:
