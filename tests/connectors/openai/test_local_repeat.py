@@ -56,6 +56,10 @@ def test_a_call_made_again_is_a_repeat_wherever_it_was_made() -> None:
     assert repeats_a_success(
         made, _next(_call("add_object", **PLAYER), _call("add_object", **GROUND))
     )
+    # a change made again with nothing changed since is a repeat too
+    paint = _call("update_object", name="ground", color="red")
+    painted = _turns(_call("add_object", **GROUND), paint)
+    assert repeats_a_success(painted, _next(paint.model_copy(update={"id": "p2"})))
 
 
 @pytest.mark.parametrize(
@@ -65,8 +69,12 @@ def test_a_call_made_again_is_a_repeat_wherever_it_was_made() -> None:
         (_turns(_call("add_object", **GROUND)), _next(_call("add_object", **{**GROUND, "color": "red"}))),
         (_turns(_call("add_object", **GROUND)),
          _next(_call("add_object", **GROUND), _call("add_object", **PLAYER))),
-        # a tool that only looks may look again
+        # a tool that only looks may look again; a change made again after another change
+        # is new (the colour back to green after red)
         (_turns(_call("render")), _next(_call("render"))),
+        (_turns(_call("add_object", **GROUND), paint := _call("update_object", name="ground", color="green"),
+                _call("update_object", name="ground", color="red")),
+         _next(paint.model_copy(update={"id": "again"}))),
         # a call that failed was not made
         (_turns(first := _call("add_object", **GROUND), failed=first.id),
          _next(_call("add_object", **GROUND))),

@@ -399,14 +399,16 @@ def drifting(request: ModelRequest, response: ModelResponse) -> bool:
 
 
 def repeats_a_success(request: ModelRequest, response: ModelResponse) -> bool:
-    """Every call of the response, each whole, is, name and arguments, a call of a
+    """Every call of the response, each whole, repeats, name and arguments, a call of a
     world-changing tool made since the newest request whose result came back without an
-    error: nothing in the turn is new."""
+    error: a call that makes a part (its tool's ``creates``) whenever it was made, any
+    other call when nothing else changed the world since (a render after a change of
+    colour is new). Nothing in the turn is new."""
     calls = response.tool_calls
     start = newest_request_at(request)
     if not calls or start is None or any(c.raw_arguments is not None for c in calls):
         return False
-    changing = {spec.name for spec in request.tools if spec.side_effects}
+    tools = {spec.name: spec for spec in request.tools if spec.side_effects}
     after = request.messages[start + 1 :]
     done = {r.call_id for m in after for r in m.tool_results if not r.is_error}
     made = [
@@ -414,9 +416,20 @@ def repeats_a_success(request: ModelRequest, response: ModelResponse) -> bool:
         for m in after
         if m.role == "assistant"
         for c in m.tool_calls
-        if c.id in done and c.name in changing
+        if c.id in done and c.name in tools
     ]
-    return all((c.name, c.arguments) in made for c in calls)
+
+    def repeated(call: ToolCallPart) -> bool:
+        key = (call.name, call.arguments)
+        if key not in made:
+            return False
+        spec = tools[call.name]
+        if spec.creates is not None and isinstance(call.arguments.get(spec.creates), str):
+            return True
+        last = len(made) - 1 - made[::-1].index(key)
+        return all(other == key for other in made[last:])
+
+    return all(repeated(c) for c in calls)
 
 
 def _nudged(a: ToolCallPart, b: ToolCallPart) -> bool:
