@@ -16,7 +16,7 @@ from typing import Any
 
 import bpy
 import numpy as np
-from mathutils import Matrix
+from mathutils import Matrix, Vector
 
 from . import (
     engine_aim,
@@ -380,8 +380,19 @@ def place_camera(args: JSON) -> JSON:
 
 
 def place_light(args: JSON) -> JSON:
-    """Create or move a point, sun, spot or area light aimed at a point."""
+    """Create or move a point, sun, spot or area light and aim it: at ``location``, or
+    ``gap`` metres (default 1) over the top of the object named ``above``, centred on it
+    (``above`` wins over a ``location``, and the result says so in ``placed``). It aims at
+    ``look_at``; without one, at the ``above`` object's centre, else at the origin."""
     name, named = own_name(args.get("name") or "Light", "LIGHT", "place_light")
+    location, above = args.get("location"), args.get("above")
+    if location is None and not above:
+        raise CommandError(
+            "place_light: give location [x, y, z] or above (the name of an object to put it over)"
+        )
+    gap = args.get("gap")
+    # Measured before anything is made: an unknown name leaves no light behind.
+    over = engine_place.over(name, above, 1.0 if gap is None else float(gap)) if above else None
     kind = args.get("kind", "sun").upper()
     obj = bpy.data.objects.get(name)
     if obj is None:
@@ -392,10 +403,34 @@ def place_light(args: JSON) -> JSON:
     energy = args.get("energy")
     obj.data.energy = float((3.0 if kind == "SUN" else 1000.0) if energy is None else energy)
     obj.data.color = list(args.get("color", [1.0, 1.0, 1.0]))[:3]
-    obj.location = args["location"]
-    aimed = engine_aim.aim(obj, args.get("look_at", [0.0, 0.0, 0.0]))
+    look_at = args.get("look_at")
+    if over is None:
+        obj.location = location
+        aimed = engine_aim.aim(obj, [0.0, 0.0, 0.0] if look_at is None else look_at)
+    else:
+        engine_place.put(obj, over.point)
+        aimed = _aim_over(obj, over, look_at)
     described = _describe(obj, bpy.context.evaluated_depsgraph_get())
-    return {**described, "aimed_at": aimed, "named": named}
+    result = {**described, "aimed_at": aimed, "named": named}
+    if over is not None:
+        at = engine_aim.point_text(obj.matrix_world.translation)
+        result["placed"] = f"{over.said}: at {at}"
+        if location is not None:
+            given = engine_aim.point_text(location)
+            result["placed"] += f"; the location given, {given}, was replaced by above"
+    return result
+
+
+def _aim_over(obj: Any, over: engine_place.Over, look_at: Any) -> str:
+    """Aim a light put over an object: at ``look_at`` when given, else at the object's centre
+    (straight down). With gap 0 over a flat object (or one without geometry) the light stands
+    on that centre; it then faces straight down all the same."""
+    if look_at is not None:
+        return engine_aim.aim(obj, look_at)
+    if (over.point - over.centre).length > 1e-6:
+        return engine_aim.aim(obj, over.support.name)
+    engine_aim.aim(obj, over.point - Vector((0.0, 0.0, 1.0)))
+    return f"{over.support.name} {engine_aim.point_text(over.centre)}, straight down"
 
 
 def convert_asset(args: JSON) -> JSON:

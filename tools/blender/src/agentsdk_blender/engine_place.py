@@ -8,6 +8,7 @@ and measures again, so the result the model reads is what the scene holds.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, NamedTuple
 
@@ -18,6 +19,7 @@ from numpy.typing import NDArray
 
 from .engine_errors import CommandError
 from .engine_names import meant, object_list
+from .engine_unknown import CUBE, missing_objects
 
 GROUND = "ground"
 """``rest_on`` value meaning the plane z = 0 (unless an object has exactly that name)."""
@@ -112,10 +114,16 @@ def _in_any_case(target: str) -> Any | None:
     return same[0] if len(same) == 1 else None
 
 
+def named(target: str) -> Any | None:
+    """The object ``target`` names: exactly, with a result's description after the name
+    ("Base (top z=1)"), or in another letter case when only one object matches; else None."""
+    return bpy.data.objects.get(target) or _named_at_start(target) or _in_any_case(target)
+
+
 def _support(obj: Any, target: str) -> Any | None:
     """The object to rest on, None for the ground, or ``obj`` itself when ``target`` names
     it in any of the ways a support is named."""
-    support = bpy.data.objects.get(target) or _named_at_start(target) or _in_any_case(target)
+    support = named(target)
     if support is None:
         if _GROUND_WORDS.fullmatch(target.strip()):
             return None
@@ -180,3 +188,85 @@ def rest(obj: Any, target: str, *, keep_xy: bool, new: bool = False) -> str | No
         return f"ground: lowest z={low:g}"
     where = "at the given x, y" if keep_xy else "centred on it"
     return f"{support.name} (top z={_num(top):g}): lowest z={low:g}, {where}"
+
+
+# --- a light over an object: place_light(above=...) ------------------------------------------
+
+
+class Over(NamedTuple):
+    """Where ``place_light(above=...)`` puts a light, worked out before anything moves."""
+
+    support: Any  # the object it goes over
+    point: Vector  # world: the centre of the support's box in X/Y, ``gap`` over its top
+    centre: Vector  # world centre of the support's box: what the light aims at by default
+    said: str  # "1 m above Can (top z=1.2)"
+
+
+def _text(value: float) -> str:
+    return f"{round(float(value), 4) + 0.0:g}"  # + 0.0: no "-0"
+
+
+def _descends(obj: Any, ancestor: Any) -> bool:
+    parent = obj.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def over(light_name: str, target: str, gap: float) -> Over:
+    """Where the light ``light_name`` goes ``gap`` metres over the object ``target`` names
+    (as ``rest_on`` names it: exactly, with a result's description after it, or in another
+    case): centred on the world bounding box of the object's evaluated geometry in X/Y, over
+    its highest point. An object without geometry (light, camera, empty) counts as its world
+    location, as ``measure`` reads it. Checked before the light is made or moved: an unknown
+    name, the light itself, or an object parented to the light (it would move too) is a
+    ``CommandError``."""
+    if not math.isfinite(gap) or gap < 0:  # the agent side refuses it; the add-on may not
+        raise CommandError(f"gap: {gap} is not a distance; give metres, 0 or more (default 1)")
+    support = named(target)
+    if support is None:
+        raise CommandError(_unknown_support(target, light_name))
+    light = bpy.data.objects.get(light_name)
+    if support == light or support.name == light_name:
+        raise CommandError(
+            f"above: {light_name!r} cannot go above itself; give another object's name, or a "
+            "location"
+        )
+    if light is not None and _descends(support, light):
+        raise CommandError(
+            f"above: {light_name!r} cannot go above {support.name!r}: it is parented to "
+            f"{light_name!r} and would move with it; give a location"
+        )
+    bpy.context.view_layer.update()
+    points = world_geometry(support).points
+    if len(points) == 0:
+        points = np.array(support.matrix_world.translation, np.float64).reshape(1, 3)
+    low, high = points.min(axis=0), points.max(axis=0)
+    centre = Vector(((low + high) / 2).tolist())
+    point = Vector((centre.x, centre.y, float(high[2]) + gap))
+    said = f"{_text(gap)} m above {support.name} (top z={_text(high[2])})"
+    return Over(support, point, centre, said)
+
+
+def _unknown_support(target: str, light_name: str) -> str:
+    """The error for an ``above`` no object has: the names it could be (the light left out),
+    the likely one, and for "ground" (a height, not an object) the location form."""
+    ground = _GROUND_WORDS.fullmatch(target.strip()) is not None
+    text = missing_objects(
+        [target], tool="place_light", field="above", none="above: no object named",
+        known=[o.name for o in bpy.data.objects if o.name != light_name],
+        make=None if ground else CUBE,
+    )  # fmt: skip
+    if ground:
+        end = "" if text.endswith((".", "?")) else "."
+        text += f"{end} For a height over the ground, give location [x, y, z] instead of above"
+    return text
+
+
+def put(obj: Any, point: Vector) -> None:
+    """Move ``obj`` so that its world position is ``point``, whatever its parent's transform."""
+    bpy.context.view_layer.update()
+    _move(obj, point - obj.matrix_world.translation)
+    bpy.context.view_layer.update()

@@ -63,6 +63,7 @@ RestOn = Annotated[
 
 __all__ = [
     "COMMAND_ARGS",
+    "LIGHT_GAP",
     "PROTOCOL_VERSION",
     "AddModifierArgs",
     "Auth",
@@ -271,15 +272,31 @@ class PlaceCameraArgs(_Strict):
     make_active: bool = True
 
 
-class PlaceLightArgs(_Strict):
-    """Where a light stands, what it points at, and how bright it is."""
+LIGHT_GAP = 1.0
+"""place_light's default ``gap``: metres between the top of the ``above`` object and the light."""
 
-    location: Vector3
-    look_at: Target = (0.0, 0.0, 0.0)
+
+class PlaceLightArgs(_Strict):
+    """Where a light stands (``location``, or ``gap`` metres over the top of the object named
+    ``above``, centred on it: ``above`` wins when both are given), what it points at (default:
+    the ``above`` object's centre, else the origin), and how bright it is."""
+
+    location: Vector3 | None = None
+    look_at: Target | None = None
     kind: Literal["point", "sun", "spot", "area"] = "sun"
     name: str | None = None
     energy: NonNegative | None = None
     color: RGB = (1.0, 1.0, 1.0)
+    above: Annotated[str, Field(min_length=1)] | None = None
+    gap: NonNegative = LIGHT_GAP
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> PlaceLightArgs:
+        if self.location is None and self.above is None:
+            raise PydanticCustomError(
+                "place", "give location [x, y, z] or above (the name of an object to put it over)"
+            )
+        return self
 
 
 AssetFormat = Literal["glb", "gltf", "fbx", "obj", "stl", "ply"]

@@ -67,6 +67,11 @@ class ObjectInfo(BaseModel):
     aimed_at: str | None = Field(
         None, description='after look_at: the point it faces, e.g. "Crate (0, 0, 0.5)"'
     )
+    placed: str | None = Field(
+        None,
+        description='place_light with above: where it went, e.g. "1 m above Can (top z=1.2): '
+        'at (0, 0, 2.2)"',
+    )
     unchanged: str | None = Field(
         None, description="set_transform only: when it moved nothing, it says so"
     )

@@ -275,7 +275,9 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
     @tool(side_effects=True, creates="name")
     async def place_light(
         self,
-        location: Vec3,
+        location: OptVec3 = None,
+        above: OptText = None,
+        gap: OptNumber = None,
         look_at: OptTarget = None,
         kind: Literal["point", "sun", "spot", "area"] = "sun",
         energy: OptNumber = None,
@@ -285,17 +287,28 @@ class BlenderToolkit(MeasureTools, PassTools, AssetTools, BlenderToolkitBase):
         """Create or move a light and aim it at a point.
 
         Args:
-            location: Light position in metres.
+            location: Light position in metres (or give above).
+            above: An object's name: the light goes over its centre, gap above its top.
+            gap: Metres above that object's top (default 1).
             look_at: An object's name (aims at its centre) or a point [x, y, z]; default
-                the origin.
+                the origin (with above: that object).
             kind: Light type.
             energy: Strength (sun: W/m², default 3; others: W, default 1000).
             color: Light colour RGB, each 0..1 (linear).
             name: Light object name.
         """
+        # "A light above the can": small models cannot add a can's height to its position,
+        # and put the light at its top face or inside it; the engine measures the object's
+        # evaluated world bounds instead. With both location and above, above wins (small
+        # models fill every field; the result says the location was replaced). A gap
+        # without above is ignored: there is nothing for it to be measured from.
+        where = _given(above)
+        target = _target(look_at)
         args = build_args(
-            p.PlaceLightArgs, location=location, look_at=_target(look_at) or _ORIGIN, kind=kind,
-            energy=energy, color=color, name=name,
+            p.PlaceLightArgs, location=location, above=where,
+            gap=p.LIGHT_GAP if gap is None else gap,
+            look_at=target if target is not None or where else _ORIGIN,
+            kind=kind, energy=energy, color=color, name=name,
         )  # fmt: skip
         return self.reply(await self.call_engine("place_light", args, p.ObjectInfo))
 
