@@ -76,7 +76,7 @@ _OWN_COLOURS = ("light_color", *_FONT_COLOURS, "color", "modulate")
 PLACING = ("translation", "transform", "position", "rect_position")
 """Properties that say where a node is: with one of them, ``rest_on`` keeps x and z."""
 
-_CALL_ORDER = ("properties", "rest_on", "size", "shape", "color", "position")
+_CALL_ORDER = ("properties", "rest_on", "size", "shape", "color", "position", "above", "gap")
 
 
 def add_node_arguments(asked: dict[str, object]) -> dict[str, object]:

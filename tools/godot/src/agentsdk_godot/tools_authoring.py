@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 from collections.abc import Callable, Collection
 from pathlib import Path
 
 from agentsdk import ToolError, Unchanged, tool
+from agentsdk_godot.above import GAP, local_origin, named_node, parent_axes, plan_above
 from agentsdk_godot.aim import AIM_KEYS, aim_node, aim_point, facing_basis, popped_aim
 from agentsdk_godot.diagnostics import format_diagnostics
 from agentsdk_godot.engine import HarnessJob
@@ -40,6 +42,7 @@ from agentsdk_godot.sizes import SizeError, SizeRefused, parse_size, resize, sho
 from agentsdk_godot.toolkit_base import (
     GodotToolkitBase,
     OptColour,
+    OptNumber,
     OptPoint,
     OptProperties,
     OptSize,
@@ -114,6 +117,25 @@ def _looking_from(
     extent = max(size) if size is not None else 2.0
     back = round(max(2.5 * extent, 3.0), 2)
     return (round(point[0], 3) + 0.0, round(point[1] + back / 3, 2), round(point[2] + back, 2))
+
+
+_FACING_DOWN = ("Camera", "SpotLight", "DirectionalLight")
+"""Classes that look or shine along -Z: put somewhere with ``above``, they face down at it."""
+
+
+def _gap_metres(gap: float | str) -> float:
+    """add_node's ``gap`` (a number, or text when written among properties) in metres: 0 or
+    more (a negative gap would put the node inside or under what it is to be over)."""
+    try:
+        metres = float(gap)
+    except ValueError:
+        raise ToolError(f"gap is a distance in metres, e.g. 1, not {gap!r}") from None
+    if not math.isfinite(metres) or metres < 0:
+        raise ToolError(
+            f"gap is the distance above the node's top, 0 or more (default {GAP:g}), not "
+            f"{metres:g}. Nothing was added."
+        )
+    return metres
 
 
 class Bottomless(ToolError):
@@ -264,6 +286,8 @@ class AuthoringTools(GodotToolkitBase):
         shape: OptText = None,
         color: OptColour = None,
         position: OptPoint = None,
+        above: OptText = None,
+        gap: OptNumber = None,
     ) -> SceneChange:
         """Add a node to a scene; a box or a ball is a MeshInstance with a `shape`.
 
@@ -280,11 +304,27 @@ class AuthoringTools(GodotToolkitBase):
             shape: box, sphere, cylinder, cone, capsule or plane: its mesh.
             color: Name (red) or hex (#ff8800).
             position: [x, y, z] in 3D, [x, y] pixels in 2D.
+            above: A node to put it over (centred, gap above its top).
+            gap: Distance above that node's top (default 1).
         """
+        # above/gap: "an omni light named Bulb above the block" without arithmetic; the Args
+        # lines stay one short line each (they are in a small model's prompt every turn).
+        # See agentsdk_godot.above and the README's "above" section.
         offers: dict[str, dict[str, object]] = {}
+        placement = (position, above, gap)
         try:
             return await self._add_node(
-                offers, scene, name, type, parent, properties, rest_on, size, shape, color, position
+                offers,
+                scene,
+                name,
+                type,
+                parent,
+                properties,
+                rest_on,
+                size,
+                shape,
+                color,
+                placement,
             )
         except ToolError as err:
             # A refusal that writes out the call to make instead carries it as data too
@@ -306,21 +346,27 @@ class AuthoringTools(GodotToolkitBase):
         size: object,
         shape: str | None,
         color: str | None,
-        position: object,
+        placement: tuple[object, str | None, float | str | None],
     ) -> SceneChange:
         """add_node's work; each call it offers in a refusal is recorded in `offers` (text
-        -> arguments)."""
+        -> arguments). `placement` is (position, above, gap)."""
+        position, above, gap = placement
         doc = self._scene(scene)
         properties = dict(properties or {})
         if rest_on is None and "rest_on" in properties:  # an argument written among properties
             rest_on = properties.pop("rest_on")
+        if above is None and "above" in properties:  # as rest_on: no class has such a property
+            above = properties.pop("above")
+            gap = properties.pop("gap", None) if gap is None else gap
+        if above is not None and not above.strip():
+            above = None  # "" is no node (the root is "."): the argument left empty
         original = dict(properties)
 
         def again(**changes: object) -> str:
             """This call with `changes` (the arguments as they stand when it is asked for)."""
             asked: dict[str, object] = {"scene": scene, "name": name, "type": type}
             asked.update(parent=parent, properties=original, rest_on=rest_on, size=size)
-            asked.update(shape=shape, color=color, position=position)
+            asked.update(shape=shape, color=color, position=position, above=above, gap=gap)
             text = add_node_call({**asked, **changes})
             offers[text] = add_node_arguments({**asked, **changes})
             return text
@@ -348,6 +394,17 @@ class AuthoringTools(GodotToolkitBase):
             mesh_node = self.project.dialect.class_name("MeshInstance")
             odd = err.argument == "shape" and self.project.dialect.class_name(type) != mesh_node
             raise _refused(err, name, again(shape=None) if odd else None) from None
+        over = self._over(
+            doc,
+            name,
+            type,
+            above,
+            gap,
+            rest_on,
+            again,
+            mesh=typed.shape is not None or size is not None,
+        )
+        metres = GAP if gap is None else _gap_metres(gap)
         if rest_on is not None:
             rest_on = _meant_support(doc, rest_on, name, new=True)
         if rest_on is not None:
@@ -356,6 +413,8 @@ class AuthoringTools(GodotToolkitBase):
         mesh = typed.mesh_text(dialect)
         catalog = await self._known(doc, [cls], [*properties.values(), *([mesh] if mesh else [])])
         catalog.check_node_class(cls)
+        if over is not None:
+            self._check_above_3d(doc, name, cls, over, again)
         aim = popped_aim(properties, catalog.properties(cls))
         if aim is not None and aim_point(aim) is None and not _names_a_node(doc, aim):
             # The 1.5B model copied the description's example ("look_at": "Box") onto nodes
@@ -383,6 +442,14 @@ class AuthoringTools(GodotToolkitBase):
             given = [*original, *typed.said]
             self._check_rest_3d(doc, name, cls, rest_on, given, without_rest, new=True)
         properties = merged
+        replaced: dict[str, str] = {}  # with above: the position given too, which above replaces
+        if over is not None:
+            for key in ("translation", "position"):  # a 3D node's position (Godot 3, Godot 4)
+                if key in properties:
+                    said = typed.said.get(key) or said_as.get(key, key)
+                    replaced[key] = f"{said} {properties.pop(key)} replaced by above"
+            if "transform" in properties:
+                replaced["transform"] = "transform's origin replaced by above"
         # Godot 3's CapsuleMesh lies along z; a capsule `shape` stands, like every other shape
         # (and Godot 4's capsule): the node is turned, and its size read as it stands. s22/7's
         # "white capsule named Hero standing on it" had been made lying on the field.
@@ -439,8 +506,13 @@ class AuthoringTools(GodotToolkitBase):
                         f"{refused} Nothing was added. To add {name} without {said}: {offer}{guess}"
                     ) from None
                 stored.append(f"{key} = {value}")
-            stored += [_read_as(said, key) for said, key in meant.items() if key != said]
+            stored += [
+                _read_as(said, key)
+                for said, key in meant.items()
+                if key != said and (key in properties or key not in replaced)
+            ]
             stored += misread
+            stored += replaced.values()
             if wanted is not None:
                 try:
                     sized = await resize(writer, node, _lying(wanted) if standing else wanted)
@@ -473,6 +545,19 @@ class AuthoringTools(GodotToolkitBase):
             raise ToolError(
                 f"{err} Nothing was added. To add {name} without rest_on: {again(rest_on=None)}"
             ) from None
+        if over is not None:
+            # Lights that shine along -Z and cameras are turned down at what they are over
+            # ("a spot light above it" shines on it), unless the call turns them itself.
+            turn = aim is None and not any(k in properties for k in _TURNING)
+            turn = turn and any(catalog.is_a(cls, dialect.class_name(c)) for c in _FACING_DOWN)
+            try:
+                change.detail += "; " + await self._above(
+                    scene, node.path, over.path, metres, turn=turn
+                )
+            except ToolError as err:
+                if before is not None:
+                    self.project.file(scene).write_bytes(before)  # nothing half-done stays
+                raise ToolError(f"{err} Nothing was added.") from None
         if aim is None:
             return change
         try:
@@ -493,6 +578,126 @@ class AuthoringTools(GodotToolkitBase):
                 ) from None
             raise ToolError(f"{err} Nothing was added.") from None
         return change
+
+    def _over(
+        self,
+        doc: SceneFile,
+        name: str,
+        type: str,
+        above: str | None,
+        gap: float | str | None,
+        rest_on: str | None,
+        again: Callable[..., str],
+        *,
+        mesh: bool,
+    ) -> NodeEntry | None:
+        """The node add_node's `above` names (None without `above`), after refusing, before
+        anything is written: a gap without `above`, a negative gap, `above` with `rest_on`,
+        and a name no node has."""
+        if above is None:
+            if gap is not None:
+                raise ToolError(
+                    "gap is the distance above the node `above` names: give above too, or "
+                    f"leave gap out. Nothing was added. To add {name} without gap: "
+                    + again(gap=None)
+                )
+            return None
+        if gap is not None:
+            try:
+                _gap_metres(gap)
+            except ToolError as err:
+                raise ToolError(f"{err} To add {name} {GAP:g} above: {again(gap=None)}") from None
+        if rest_on is not None:
+            # Both place the node: above puts its origin over a node (a light, a camera),
+            # rest_on its bottom on a top (a mesh). The one that fits the class is offered
+            # last, so it is the refusal's `instead` (the last call offered).
+            dialect = self.project.dialect
+            mesh = mesh or dialect.class_name(type) == dialect.class_name("MeshInstance")
+            target, support = above.strip(), rest_on.strip()
+
+            def over() -> str:
+                return f"To put {name} over {target}: {again(rest_on=None)}"
+
+            def on() -> str:
+                return f"To stand {name} on {support}: {again(above=None, gap=None)}"
+
+            offers = f"{over()}. {on()}" if mesh else f"{on()}. {over()}"
+            raise ToolError(
+                "above and rest_on both place the node: give one or the other. above puts its "
+                "origin over a node, gap above its top (a light, a camera); rest_on stands its "
+                f"bottom on a node's top (a mesh). Nothing was added. {offers}"
+            )
+        try:
+            return named_node(doc, above)
+        except KeyError as err:
+            raise ToolError(f"above: {err.args[0]}. Nothing was added.") from None
+
+    def _check_above_3d(
+        self,
+        doc: SceneFile,
+        name: str,
+        cls: str,
+        over: NodeEntry,
+        again: Callable[..., str],
+    ) -> None:
+        """Refuse, before anything is written, `above` for a node that is not 3D (a Label
+        has no place in space) or over one that is not (nothing is over a Label in 3D)."""
+        catalog, dialect = self._catalog, self.project.dialect
+        if catalog is None:
+            return
+        spatial = dialect.class_name("Spatial")
+        flat = flat_node(catalog, dialect, cls)
+        if flat is not None:
+            head = (
+                f"above is for 3D nodes ({spatial} and the classes that inherit it): {name} "
+                f"would be a {cls}, {flat.kind}, with no place in 3D space. Nothing was added."
+            )
+            unplaced = again(above=None, gap=None)
+            if flat.position is None:
+                raise ToolError(f"{head} Leave above out: {unplaced}")
+            raise ToolError(
+                f"{head} Place it with position ([x, y] in pixels) instead; without above: "
+                + unplaced
+            )
+        under = flat_node(catalog, dialect, over.type)
+        if under is not None:
+            solid = [n.path for n in doc.nodes[1:] if catalog.is_a(n.type, spatial) is not False]
+            listed = f"3D nodes: {', '.join(solid)}" if solid else "the scene has no 3D node yet"
+            raise ToolError(
+                f"above: {over.path} is a {over.type}, {under.kind}, not a 3D node ({spatial}): "
+                f"nothing can be put over it. Nothing was added. {listed}"
+            )
+
+    async def _above(self, scene: str, path: str, target: str, gap: float, *, turn: bool) -> str:
+        """Put the node at `path` centred over `target`, `gap` above its top, as the engine
+        measures them (see :mod:`agentsdk_godot.above`); with `turn`, face its -Z down at the
+        target's centre. Says where it went."""
+        found = await self.measurements(scene)
+        doc = self._scene(scene)
+        node = doc.node(path)
+        try:
+            over = plan_above(found, path, target, gap)
+            set_origin(node, local_origin(found, path, current_origin(node), over.point))
+        except KeyError as err:
+            raise ToolError(f"above: {err.args[0]}") from None
+        said = doc.root.name if over.target == "." else over.target
+        top = (
+            f"top y={over.top:.3g}" if over.drawn else f"draws nothing: its origin y={over.top:.3g}"
+        )
+        where = f"{gap:g} above {said} ({top})"
+        turned = ""
+        (cx, cy, cz), (px, py, pz) = over.centre, over.point
+        direction = (cx - px, cy - py, cz - pz)
+        centre = ", ".join(f"{v:.3g}" for v in over.centre)
+        if turn and max(abs(c) for c in direction) > 1e-6:
+            aim_node(node, facing_basis(direction, parent_axes(found, path)))
+            turned = f", facing down at {said}'s centre ({centre})"
+        elif turn:
+            turned = f"; not turned: it is at {said}'s centre ({centre})"
+        key = "transform" if "transform" in node.properties else "translation"
+        self.project.write_scene(scene, doc)
+        value = format_variant(node.properties[key], self.project.dialect.style)
+        return f"{where}: {key} = {value}{turned}"
 
     async def _aim(self, scene: str, path: str, aim: str) -> str:
         """Turn the node at `path` so its -Z axis points at the node or point `aim` names
