@@ -414,3 +414,60 @@ async def test_rest_on_as_small_models_write_it(toolkit: ThreeJSToolkit) -> None
         toolkit, "new THREE.Box3().setFromObject(scene.getObjectByName('crate')).min.y"
     )
     assert abs(low - 1.1) < 1e-6, low
+
+
+async def light_at(toolkit: ThreeJSToolkit, name: str) -> Array:
+    return np.asarray(
+        await page_value(
+            toolkit,
+            f"scene.getObjectByName('{name}').getWorldPosition(new THREE.Vector3()).toArray()",
+        )
+    )
+
+
+async def test_a_light_above_an_object_goes_over_its_world_top(toolkit: ThreeJSToolkit) -> None:
+    # s25/3: "a point light named lamp 2 above" a hedge 1 tall came as position [0, 1, 2]
+    await fresh(toolkit)
+    await ok(toolkit, "add_object", name="hedge", size=[5, 1, 0.5], rest_on="ground")
+    text = await ok(toolkit, "add_light", kind="point", name="lamp", above="hedge", gap=2)
+    assert text.startswith('added point light "lamp" 2 above hedge (top y=1): at (0, 3, 0)'), text
+    np.testing.assert_allclose(await light_at(toolkit, "lamp"), [0, 3, 0], atol=1e-6)
+    # default gap 1, any letter case; a position given too is replaced and said so
+    text = await ok(toolkit, "add_light", kind="point", name="lamp", above="HEDGE",
+                    position=[0, 1, 2])  # fmt: skip
+    assert "1 above hedge (top y=1): at (0, 2, 0); position [0, 1, 2] replaced by above" in text
+    np.testing.assert_allclose(await light_at(toolkit, "lamp"), [0, 2, 0], atol=1e-6)
+    # a turned, moved cube: its world box, from its own corners
+    await add_turned(toolkit, "crate", size=1, position=[3, 2, -1], rotation=[45, 0, 0])
+    corners = placed(np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5)
+                               for z in (-0.5, 0.5)]), [45, 0, 0], [1, 1, 1]) + np.array([3, 2, -1])  # fmt: skip
+    top, middle = corners[:, 1].max(), (corners.min(axis=0) + corners.max(axis=0)) / 2
+    await ok(toolkit, "add_light", kind="point", name="over", above="crate", gap=0.5)
+    np.testing.assert_allclose(
+        await light_at(toolkit, "over"), [middle[0], top + 0.5, middle[2]], atol=1e-5
+    )
+    # a spot light over it, aimed nowhere, shines straight down on its centre
+    text = await ok(toolkit, "add_light", kind="spot", name="key", above="crate")
+    assert "aimed at crate" in text, text
+    aim = await page_value(
+        toolkit,
+        "(() => { const l = scene.getObjectByName('key'); "
+        "const p = l.getWorldPosition(new THREE.Vector3()); "
+        "return l.target.getWorldPosition(new THREE.Vector3()).sub(p).normalize().toArray(); })()",
+    )
+    np.testing.assert_allclose(aim, [0, -1, 0], atol=1e-5)
+
+
+async def test_a_light_above_what_is_not_there_changes_nothing(toolkit: ThreeJSToolkit) -> None:
+    await fresh(toolkit)
+    await ok(toolkit, "add_object", name="hedge", size=[5, 1, 0.5], rest_on="ground")
+    before = await toolkit.scene_summary()
+    for arguments, says in (
+        ({"kind": "point", "name": "lamp", "above": "hedgerow"},
+         'above: no object named "hedgerow"; give one of: ambient, hedge'),
+        ({"kind": "point", "name": "lamp", "above": "hedge", "gap": -1}, "gap must be 0 or more"),
+        ({"kind": "ambient", "name": "fill", "above": "hedge"}, "an ambient light has no position"),
+    ):  # fmt: skip
+        outcome = await call(toolkit, "add_light", **arguments)
+        assert outcome.is_error and says in outcome.text, outcome.text
+    assert await toolkit.scene_summary() == before

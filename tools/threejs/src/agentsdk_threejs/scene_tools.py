@@ -231,6 +231,8 @@ class SceneTools:
         intensity: OptFloat = None,
         position: Vec3 = None,
         target: Target = None,
+        above: OptStr = None,
+        gap: OptFloat = None,
         ctx: ToolContext | None = None,
     ) -> Applied:
         """Add a light (replaces one of the same name).
@@ -240,7 +242,13 @@ class SceneTools:
             name: default: the kind.
             intensity: default: ambient 0.6, directional 2.5, point 3, spot 4.
             target: a point or an object's name that directional and spot lights aim at.
+            above: an object's name: the light goes over its centre, gap above its top.
+            gap: distance above that object's top (default 1).
         """
+        # "A point light 2 above the hedge": small models cannot add the hedge's height to
+        # its position (the 1.5B model sent [0, 1, 2], s25/3); the page measures the
+        # object's world box. above wins over a position, and the result says so; a
+        # directional or spot light put over an object and aimed nowhere aims at it.
         op = _op(
             "light",
             kind=kind,
@@ -249,6 +257,8 @@ class SceneTools:
             intensity=intensity,
             position=position,
             target=target,
+            above=above,
+            gap=gap,
         )
         return await self._apply([op], ctx)
 

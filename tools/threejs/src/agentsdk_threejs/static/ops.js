@@ -2,8 +2,8 @@
 // lights, camera placement and fit-to-view. Python validates the argument types; this side
 // checks what only the scene knows (names, colours) and throws OpError with a hint.
 import * as THREE from 'three';
-import { OpError, findNamed } from './names.js';
-import { findSupport, resolveTarget, restOn } from './place.js';
+import { OpError, findNamed, num, point } from './names.js';
+import { findSupport, overObject, resolveTarget, restOn } from './place.js';
 
 export { OpError };
 
@@ -314,15 +314,27 @@ function addLight(ctx, op) {
   const position = new THREE.Vector3().fromArray(op.position != null ? vector(op.position, 'position') : (defaults.position || [0, 0, 0]));
   // Only directional and spot lights have a direction; the others ignore a target.
   const aimed = kind === 'directional' || kind === 'spot';
-  const aim = aimed && op.target != null ? resolveTarget(ctx.scene, op.target, 'target', null, name.name) : null;
+  let over = null;
+  if (op.above != null && String(op.above).trim()) {
+    if (!defaults.position) throw new OpError(`above: an ${kind} light has no position; leave above out`);
+    over = overObject(ctx.scene, op.above, op.gap ?? 1, name.name);
+    position.copy(over.at);
+  }
+  // A light put over an object and aimed nowhere shines down on it.
+  const target = op.target ?? (over && aimed ? over.name : null);
+  const aim = aimed && target != null ? resolveTarget(ctx.scene, target, 'target', null, name.name) : null;
   const at = aim ? aim.at : new THREE.Vector3();
   let placed = '';
+  if (over) {
+    const replaced = op.position != null ? `; position [${vector(op.position, 'position').map(num).join(', ')}] replaced by above` : '';
+    placed = ` ${over.label}: at ${point(position)}${replaced}`;
+  }
   if (aimed && position.distanceTo(at) < 1e-9) {
     // Small models give a new directional or spot light the point it should light as its
     // position too ([0, 0, 0] twice, or the lit object's own centre): it would have no
     // direction. It goes where the kind stands by default, relative to that point.
     position.copy(at).add(new THREE.Vector3(...defaults.position));
-    placed = ` (placed at (${fmt(position.toArray())}): its position was its target)`;
+    placed += ` (placed at (${fmt(position.toArray())}): its position was its target)`;
   }
   let light;
   if (kind === 'ambient') light = new THREE.AmbientLight(color, intensity);

@@ -108,3 +108,27 @@ export function resolveTarget(scene, value, what, self, selfName) {
   const at = hasGeometry(found) ? worldBox(found).getCenter(new THREE.Vector3()) : found.getWorldPosition(new THREE.Vector3());
   return { at, label: `${found.name} ${point(at)}` };
 }
+
+// Where `above` puts a light: centred over the named object's world box, `gap` above its top
+// (an object without geometry: its world position). Small models cannot add an object's height
+// to its position ("a point light 2 above the hedge" came as [0, 1, 2]), so the page measures.
+// Checked before anything changes; `selfName` is the light's own name.
+export function overObject(scene, above, gap, selfName) {
+  const text = String(above).trim();
+  const wanted = Number(gap);
+  if (!Number.isFinite(wanted) || wanted < 0) throw new OpError(`gap must be 0 or more; got ${JSON.stringify(gap)}`);
+  const found = scene.getObjectByName(text) ?? inAnyCase(scene, text);
+  if (found && found.name === selfName) throw new OpError(`above: "${text}" is this light itself; give the object it goes over`);
+  if (!found) throw new OpError(`above: no object named "${text}"; give one of: ${listNames(scene)}`);
+  let centre, top;
+  if (hasGeometry(found)) {
+    const box = worldBox(found);
+    centre = box.getCenter(new THREE.Vector3());
+    top = box.max.y;
+  } else {
+    centre = found.getWorldPosition(new THREE.Vector3());
+    top = centre.y;
+  }
+  const at = new THREE.Vector3(centre.x, top + wanted, centre.z);
+  return { at, centre, label: `${num(wanted)} above ${found.name} (top y=${num(top)})`, name: found.name };
+}
