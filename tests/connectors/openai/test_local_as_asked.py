@@ -1123,3 +1123,91 @@ def test_a_flat_part_below_another_is_made_beside_it_and_below_it(
         return
     (got,) = mended.tool_calls
     assert got.arguments == {**call.arguments, **changed}
+
+
+def _made_in(text: str, tool: str, *made: ToolCallPart) -> ModelRequest:
+    """The request offering the maker ``tool``, after these calls were made."""
+    request = _ask(text, tool)
+    messages = list(request.messages)
+    for call in made:
+        result = ToolResultPart(call_id=call.id, name=call.name, parts=[TextPart(text="added")])
+        messages += [Message(role="assistant", parts=[call]), Message(role="tool", parts=[result])]
+    return request.model_copy(update={"messages": messages})
+
+
+HEDGE = ("Create a green box named hedge, 5 long, 1 tall and 0.5 deep, on the ground, and a "
+         "point light named lamp 2 above it.")  # fmt: skip
+CAN = ("Add an orange cylinder named Can, 0.4 m in radius and 1.2 m tall, standing on the "
+       "ground, and an area light named Soft above it.")  # fmt: skip
+BLOCK = ("Build a main scene with a yellow box named Block resting on the ground and an omni "
+         "light named Bulb above it.")  # fmt: skip
+GLOW = ("Create a yellow cylinder named lamp, radius 0.3 and 1 tall, on the ground, with a "
+        "point light named glow just above it.")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "made", "call", "changed"),
+    [
+        # s25/3 (three.js): "2 above it" sent as a point 2 along z
+        (HEDGE, "add_light", _call("add_object", name="hedge", shape="box"),
+         _call("add_light", kind="point", name="lamp", position=[0, 1, 2], target="hedge"),
+         {"above": "hedge", "gap": 2, "target": "hedge"}),
+        # s23/2 (three.js): "just above it", no distance said: the toolkit's own gap
+        (GLOW, "add_light", _call("add_object", name="lamp", shape="cylinder"),
+         _call("add_light", kind="point", name="glow", position=[1, 1, 0]), {"above": "lamp"}),
+        # s25/6 (Blender): at the can's top face
+        (CAN, "place_light", _call("create_primitive", kind="cylinder", name="Can"),
+         _call("place_light", kind="area", name="Soft", location=[0, 0, 1.2]), {"above": "Can"}),
+        # s17/9 (Godot): inside the block; its rest_on goes too
+        (BLOCK, "add_node", _call("add_node", name="Block", type="MeshInstance", **SCENE),
+         _call("add_node", name="Bulb", type="OmniLight", rest_on="Block", **SCENE),
+         {"above": "Block"}),
+        # by name, and "1 m over"
+        ("Add a red cube named Box on the ground and a point light named Key 1.5 m over Box.",
+         "place_light", _call("create_primitive", kind="cube", name="Box"),
+         _call("place_light", kind="point", name="Key", location=[3, 3, 3]),
+         {"above": "Box", "gap": 1.5}),
+    ],
+)  # fmt: skip
+def test_a_part_above_another_is_put_over_it_by_the_toolkit(
+    text: str, tool: str, made: ToolCallPart, call: ToolCallPart, changed: dict[str, Any]
+) -> None:
+    from agentsdk_openai.local.placing import above_as_asked
+
+    mended = above_as_asked(_made_in(text, tool, made), ModelResponse(parts=[call]))
+    (got,) = mended.tool_calls
+    expected = {
+        k: v for k, v in call.arguments.items() if k not in ("position", "location", "rest_on")
+    }
+    assert got.arguments == {**expected, **changed}
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "made", "call"),
+    [
+        # the part it goes over not made yet: left to the call
+        (HEDGE, "add_light", _call("add_object", name="other", shape="box"),
+         _call("add_light", kind="point", name="lamp", position=[0, 3, 0])),
+        # "above the ground" is a height, not a part
+        ("Add a red cube named Box on the ground and a point light named Key 3 m above the "
+         "ground.", "place_light", _call("create_primitive", kind="cube", name="Box"),
+         _call("place_light", kind="point", name="Key", location=[0, 0, 3])),
+        # nothing said of above; or above another part of the call's own choosing
+        ("Add a red cube named Box and a point light named Key at (0, 0, 4).", "place_light",
+         _call("create_primitive", kind="cube", name="Box"),
+         _call("place_light", kind="point", name="Key", location=[0, 0, 4])),
+        (HEDGE, "add_light", _call("add_object", name="hedge", shape="box"),
+         _call("add_light", kind="point", name="lamp", above="post")),
+        # a tool that takes no "above" (three.js add_object): left alone
+        ("Add a red box named crate on the ground and a blue sphere named ball 2 above it.",
+         "add_object", _call("add_object", name="crate", shape="box"),
+         _call("add_object", name="ball", shape="sphere", position=[0, 3, 0])),
+    ],
+)  # fmt: skip
+def test_what_is_not_put_over_a_part(
+    text: str, tool: str, made: ToolCallPart, call: ToolCallPart
+) -> None:
+    from agentsdk_openai.local.placing import above_as_asked
+
+    response = ModelResponse(parts=[call])
+    assert above_as_asked(_made_in(text, tool, made), response) is response

@@ -2,7 +2,7 @@
 
 A small local model fills in every argument a maker tool offers, in the order it is shown,
 and copies a name with whatever words follow it; or it leaves out what the request states
-plainly. Ten mends, each for a call to a tool that declares what it makes
+plainly. Eleven mends, each for a call to a tool that declares what it makes
 (:attr:`~agentsdk.ToolSpec.creates`), each read from the newest user message only, each
 logged, and none kept if the mended call would fail the tool's schema:
 
@@ -27,6 +27,9 @@ logged, and none kept if the mended call would fail the tool's schema:
 - **below another flat part**: "a Button named Go below it" made beside the Label, not
   inside it, and 40 px below it where the call places it nowhere
   (:func:`~.placing.below_as_asked`);
+- **above another part**: "a point light named lamp 2 above it" made with ``above`` naming
+  that part and ``gap`` 2, without the point the call gave, where the tool takes ``above``
+  (:func:`~.placing.above_as_asked`);
 - **where the request puts it**: the point it gives, filled in where the call places the
   part nowhere ("a Camera named Eye at (0, 2, 6)"); ``rest_on: "ground"`` filled in for a
   part "on the ground"; ``rest_on`` dropped where it would move the part off the point it
@@ -74,6 +77,7 @@ from .mending import (
     asked_colour,
 )
 from .placing import (
+    above_as_asked,
     aimed_as_asked,
     below_as_asked,
     changed_as_asked,
@@ -116,7 +120,7 @@ logger = logging.getLogger("agentsdk_openai.local")
 
 
 def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with its calls mended by all fourteen checks (the same response when
+    """The response with its calls mended by all fifteen checks (the same response when
     nothing needed mending)."""
     if not response.tool_calls:
         return response
@@ -127,6 +131,7 @@ def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
     for check in (
         named_as_asked, kind_as_asked, light_as_asked, looks_as_asked, sized_as_asked,
         placed_as_asked, rested_as_asked, spaced_as_asked, looking_as_asked, below_as_asked,
+        above_as_asked,
     ):  # fmt: skip
         response = check(request, response)
     return response

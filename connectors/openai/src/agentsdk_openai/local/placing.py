@@ -1,6 +1,6 @@
 """Mends of where a part goes (:mod:`.as_asked` lists them all): the point and the ground
 the request gives it (:func:`placed_as_asked`), the part it stands on
-(:func:`rested_as_asked`), no other part's point for a change (:func:`changed_as_asked`),
+(:func:`rested_as_asked`) or is put over (:func:`above_as_asked`), no other part's point for a change (:func:`changed_as_asked`),
 and an aim that is not the point where a camera or light stands (:func:`aimed_as_asked`).
 """
 
@@ -52,6 +52,7 @@ from .unmade import (
 )
 
 __all__ = [
+    "above_as_asked",
     "aimed_as_asked",
     "below_as_asked",
     "changed_as_asked",
@@ -675,5 +676,73 @@ def spaced_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
         point[axis] = wanted
         logger.info("%s for %r spaced as asked: %s", call.name, name, point)
         return {**call.arguments, key: _plain(point)}
+
+    return _mend(request, response, mend)
+
+
+ABOVE_ARGUMENT = "above"
+"""The argument of a maker tool that puts what it makes over a part, by name (the three.js
+``add_light``, Blender's ``place_light``, Godot's ``add_node``): the toolkit measures the
+part and places it centred over its top."""
+GAP_ARGUMENT = "gap"
+"""The distance above that part's top, beside :data:`ABOVE_ARGUMENT`."""
+
+_ABOVE = re.compile(
+    r"(?:(?<![\w.])(\d+(?:\.\d+)?)\s*(?:m\b|metres?\b|meters?\b|units?\b)?\s*)?"
+    r"\b(?:(?:just|right|directly|high|hanging|hovering|floating)\s+)?(?:above|over)\s+"
+    r"(?:(?:the|a|an)\s+)?([A-Za-z_][\w\-]*)",
+    re.IGNORECASE,
+)
+"""What a part is put over, and how far: "2 above it", "1 m above the table", "just over Box"."""
+
+
+def above_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a part the request puts above (or over) another part already
+    made ("a point light named lamp 2 above it", "an omni light named Bulb above it"),
+    where the tool takes :data:`ABOVE_ARGUMENT`: that argument names the part, with
+    :data:`GAP_ARGUMENT` the distance the request gives, and the call goes without the
+    point it gave (``position``/``location``, where optional) and without ``rest_on``:
+    the toolkit measures the part and centres this one over its top. "it" is the part named
+    last before this one; "above the ground" is a height, left alone.
+
+    On new users' prompts the 1.5B model put "a point light named lamp 2 above" a hedge 1
+    tall at ``(0, 1, 2)``, 2 along z (s25/3); "an area light named Soft above" a can 1.2 m
+    tall at its top face (s25/6); "an omni light named Bulb above" a block inside it
+    (s17/9); "a point light named glow just above" a lamp beside it (s23/2)."""
+    text = _asked(request)
+    names = named_in(text)
+    unmade = {name.lower() for name in unmade_names(request)}
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        tool, call = made.tool, made.call
+        properties = tool.parameters.get("properties") or {}
+        if made.name is None or ABOVE_ARGUMENT not in properties:
+            return None
+        found = list(_ABOVE.finditer(_without(described(text, made.name), made.name)))
+        if len(found) != 1:
+            return None  # none, or two: which is meant, unsaid
+        gap, word = found[0].group(1), found[0].group(2)
+        others = [n for n in names if n.lower() != made.name.lower()]
+        if word.lower() in ("it", "them"):
+            over = _last_named_before(text, made.name, others)
+        else:
+            over = next((n for n in others if n.lower() == word.lower()), None)
+        if over is None or over.lower() in unmade:
+            return None  # the ground, a part not named, or not made yet: left to the call
+        arguments = dict(call.arguments)
+        given = arguments.get(ABOVE_ARGUMENT)
+        if given is not None and str(given).strip().lower() != over.lower():
+            return None  # over another part of the call's own choosing
+        arguments[ABOVE_ARGUMENT] = over
+        if gap is not None and GAP_ARGUMENT in properties:
+            arguments[GAP_ARGUMENT] = _plain([float(gap)])[0]
+        required = tool.parameters.get("required") or []
+        for key in (*_PLACES, RESTING_ARGUMENT):
+            if key in arguments and key not in required:
+                del arguments[key]
+        if arguments == call.arguments:
+            return None
+        logger.info("%s for %r above %r as asked: %s", call.name, made.name, over, arguments)
+        return arguments
 
     return _mend(request, response, mend)
