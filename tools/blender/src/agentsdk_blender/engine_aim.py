@@ -16,7 +16,7 @@ from mathutils import Matrix, Vector
 
 from .engine_errors import CommandError
 from .engine_names import meant, object_list
-from .engine_place import world_geometry
+from .engine_place import descends, number_text, world_geometry
 
 ORIGIN = "origin"
 """``look_at`` value meaning the point (0, 0, 0) (unless an object has exactly that name)."""
@@ -24,22 +24,9 @@ ORIGIN = "origin"
 _EULER = frozenset({"XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"})
 
 
-def _num(value: float) -> str:
-    return f"{round(float(value), 4) + 0.0:g}"  # + 0.0: no "-0"
-
-
 def point_text(point: Any) -> str:
     """A point as the model reads it: ``(0, 0, 0.5)``."""
-    return "(" + ", ".join(_num(v) for v in point) + ")"
-
-
-def _descends_from(obj: Any, ancestor: Any) -> bool:
-    parent = obj.parent
-    while parent is not None:
-        if parent == ancestor:
-            return True
-        parent = parent.parent
-    return False
+    return "(" + ", ".join(number_text(v) for v in point) + ")"
 
 
 def object_centre(obj: Any) -> Vector:
@@ -68,7 +55,7 @@ def target_point(obj: Any, target: Any) -> tuple[Vector, str]:
         )
     if found == obj:
         raise CommandError(f"{obj.name!r} cannot look at itself; give another object or a point")
-    if _descends_from(found, obj):
+    if descends(found, obj):
         raise CommandError(
             f"{obj.name!r} cannot look at {found.name!r}: it is parented to {obj.name!r} and "
             "would turn with it; give a point or another object"

@@ -202,11 +202,13 @@ class Over(NamedTuple):
     said: str  # "1 m above Can (top z=1.2)"
 
 
-def _text(value: float) -> str:
+def number_text(value: float) -> str:
+    """A number as the model reads it: 4 decimals at most, no "-0"."""
     return f"{round(float(value), 4) + 0.0:g}"  # + 0.0: no "-0"
 
 
-def _descends(obj: Any, ancestor: Any) -> bool:
+def descends(obj: Any, ancestor: Any) -> bool:
+    """Whether ``ancestor`` is among ``obj``'s parents (it moves when they do)."""
     parent = obj.parent
     while parent is not None:
         if parent == ancestor:
@@ -234,7 +236,7 @@ def over(light_name: str, target: str, gap: float) -> Over:
             f"above: {light_name!r} cannot go above itself; give another object's name, or a "
             "location"
         )
-    if light is not None and _descends(support, light):
+    if light is not None and descends(support, light):
         raise CommandError(
             f"above: {light_name!r} cannot go above {support.name!r}: it is parented to "
             f"{light_name!r} and would move with it; give a location"
@@ -246,7 +248,7 @@ def over(light_name: str, target: str, gap: float) -> Over:
     low, high = points.min(axis=0), points.max(axis=0)
     centre = Vector(((low + high) / 2).tolist())
     point = Vector((centre.x, centre.y, float(high[2]) + gap))
-    said = f"{_text(gap)} m above {support.name} (top z={_text(high[2])})"
+    said = f"{number_text(gap)} m above {support.name} (top z={number_text(high[2])})"
     return Over(support, point, centre, said)
 
 
