@@ -425,49 +425,145 @@ async def light_at(toolkit: ThreeJSToolkit, name: str) -> Array:
     )
 
 
-async def test_a_light_above_an_object_goes_over_its_world_top(toolkit: ThreeJSToolkit) -> None:
-    # s25/3: "a point light named lamp 2 above" a hedge 1 tall came as position [0, 1, 2]
+async def target_of(toolkit: ThreeJSToolkit, name: str) -> Array:
+    """Where a directional or spot light's target is, in world space."""
+    return np.asarray(
+        await page_value(
+            toolkit,
+            f"scene.getObjectByName('{name}').target.getWorldPosition(new THREE.Vector3())"
+            ".toArray()",
+        )
+    )
+
+
+async def hedge(toolkit: ThreeJSToolkit) -> None:
+    """A fresh scene with a hedge 1 tall standing on the ground, centred on the origin."""
     await fresh(toolkit)
     await ok(toolkit, "add_object", name="hedge", size=[5, 1, 0.5], rest_on="ground")
+
+
+async def test_above_arguments_are_short_and_plain(toolkit: ThreeJSToolkit) -> None:
+    [add_light] = [t for t in toolkit.tools() if t.name == "add_light"]
+    properties = add_light.parameters["properties"]
+    assert {key: value["type"] for key, value in properties.items() if key in ("above", "gap")} == {
+        "above": "string",
+        "gap": "number",
+    }
+    assert "above" not in add_light.parameters.get("required", [])
+    assert all(len(properties[key]["description"]) <= 80 for key in ("above", "gap"))
+
+
+async def test_a_point_light_above_an_object_goes_gap_over_its_top(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    # s25/3: "a point light named lamp 2 above" a hedge 1 tall came as position [0, 1, 2]
+    await hedge(toolkit)
     text = await ok(toolkit, "add_light", kind="point", name="lamp", above="hedge", gap=2)
-    assert text.startswith('added point light "lamp" 2 above hedge (top y=1): at (0, 3, 0)'), text
+    first, rest = text.split("\n", 1)
+    assert first == 'added point light "lamp" 2 above hedge (top y=1): at (0, 3, 0).', text
+    assert "Lights: ambient (ambient 2); lamp (point 3) at (0, 3, 0)." in rest, rest
     np.testing.assert_allclose(await light_at(toolkit, "lamp"), [0, 3, 0], atol=1e-6)
-    # default gap 1, any letter case; a position given too is replaced and said so
-    text = await ok(toolkit, "add_light", kind="point", name="lamp", above="HEDGE",
-                    position=[0, 1, 2])  # fmt: skip
-    assert "1 above hedge (top y=1): at (0, 2, 0); position [0, 1, 2] replaced by above" in text
+    # gap left out is 1 (the same name replaces the light); any letter case finds the hedge
+    text = await ok(toolkit, "add_light", kind="point", name="lamp", above="HEDGE")
+    assert text.startswith(
+        'replaced the existing "lamp" with a point light 1 above hedge (top y=1): at (0, 2, 0).'
+    ), text
     np.testing.assert_allclose(await light_at(toolkit, "lamp"), [0, 2, 0], atol=1e-6)
-    # a turned, moved cube: its world box, from its own corners
-    await add_turned(toolkit, "crate", size=1, position=[3, 2, -1], rotation=[45, 0, 0])
-    corners = placed(np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5)
-                               for z in (-0.5, 0.5)]), [45, 0, 0], [1, 1, 1]) + np.array([3, 2, -1])  # fmt: skip
-    top, middle = corners[:, 1].max(), (corners.min(axis=0) + corners.max(axis=0)) / 2
-    await ok(toolkit, "add_light", kind="point", name="over", above="crate", gap=0.5)
-    np.testing.assert_allclose(
-        await light_at(toolkit, "over"), [middle[0], top + 0.5, middle[2]], atol=1e-5
+    # 0 is right on top; "" (a small model's "not given") is the default
+    await ok(toolkit, "add_light", kind="point", name="lamp", above="hedge", gap=0)
+    np.testing.assert_allclose(await light_at(toolkit, "lamp"), [0, 1, 0], atol=1e-6)
+    await ok(toolkit, "add_light", kind="point", name="lamp", above="hedge", gap="")
+    np.testing.assert_allclose(await light_at(toolkit, "lamp"), [0, 2, 0], atol=1e-6)
+
+
+async def test_a_light_above_a_turned_moved_object_uses_its_world_box(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    await fresh(toolkit)
+    size, turn, at = [2, 1, 0.5], [30, 45, 0], np.array([3, 2, -1])
+    await add_turned(toolkit, "crate", size=size, position=at.tolist(), rotation=turn)
+    corners = placed(box_corners(size), turn, [1, 1, 1]) + at
+    low, high = corners.min(axis=0), corners.max(axis=0)
+    middle = (low + high) / 2
+    text = await ok(toolkit, "add_light", kind="point", name="over", above="crate", gap=0.5)
+    want = [middle[0], high[1] + 0.5, middle[2]]
+    np.testing.assert_allclose(await light_at(toolkit, "over"), want, atol=1e-5)
+    assert text.startswith(
+        f'added point light "over" 0.5 above crate (top y={round(high[1], 4):g}): at'
     )
-    # a spot light over it, aimed nowhere, shines straight down on its centre
-    text = await ok(toolkit, "add_light", kind="spot", name="key", above="crate")
-    assert "aimed at crate" in text, text
-    aim = await page_value(
+    # the same from a box that is a child of a moved group: world, not local, coordinates
+    await ok(
         toolkit,
-        "(() => { const l = scene.getObjectByName('key'); "
-        "const p = l.getWorldPosition(new THREE.Vector3()); "
-        "return l.target.getWorldPosition(new THREE.Vector3()).sub(p).normalize().toArray(); })()",
+        "render_scene",
+        code="const g = new THREE.Group(); g.name = 'shelf'; g.position.set(-4, 1, 2); "
+        "g.rotation.y = Math.PI / 2; const m = new THREE.Mesh(new THREE.BoxGeometry(1, 2, 3), "
+        "new THREE.MeshStandardMaterial()); m.name = 'jar'; m.position.set(1, 0.5, 0); "
+        "g.add(m); scene.add(g);",
+        size=64,
     )
-    np.testing.assert_allclose(aim, [0, -1, 0], atol=1e-5)
+    # the group turns the jar's local +x (1) onto world -z: centre (-4, 1.5, 1), top 1.5 + 1
+    await ok(toolkit, "add_light", kind="point", name="jar lamp", above="jar", gap=1)
+    np.testing.assert_allclose(await light_at(toolkit, "jar lamp"), [-4, 3.5, 1], atol=1e-5)
+
+
+async def test_a_position_given_with_above_is_replaced_and_said_so(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    await hedge(toolkit)
+    text = await ok(
+        toolkit, "add_light", kind="point", name="lamp", above="hedge", gap=2, position=[0, 1, 2]
+    )
+    assert text.startswith(
+        'added point light "lamp" 2 above hedge (top y=1): at (0, 3, 0); '
+        "position [0, 1, 2] replaced by above."
+    ), text
+    np.testing.assert_allclose(await light_at(toolkit, "lamp"), [0, 3, 0], atol=1e-6)
+
+
+async def test_directional_and_spot_lights_above_aim_at_the_object(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    await fresh(toolkit)
+    await ok(toolkit, "add_object", name="hedge", size=[5, 1, 0.5], position=[2, 0.5, -3])
+    text = await ok(toolkit, "add_light", kind="directional", name="sun", above="hedge", gap=4)
+    assert text.startswith(
+        'added directional light "sun" 4 above hedge (top y=1): at (2, 5, -3), '
+        "aimed at hedge (2, 0.5, -3)."
+    ), text
+    np.testing.assert_allclose(await light_at(toolkit, "sun"), [2, 5, -3], atol=1e-6)
+    np.testing.assert_allclose(await target_of(toolkit, "sun"), [2, 0.5, -3], atol=1e-6)
+    text = await ok(toolkit, "add_light", kind="spot", name="key", above="hedge")
+    assert "1 above hedge (top y=1): at (2, 2, -3), aimed at hedge (2, 0.5, -3)" in text, text
+    np.testing.assert_allclose(await target_of(toolkit, "key"), [2, 0.5, -3], atol=1e-6)
+    # a target given still wins over the object
+    text = await ok(toolkit, "add_light", kind="spot", name="key", above="hedge", target=[0, 0, 0])
+    assert "at (2, 2, -3), aimed at (0, 0, 0)" in text, text
+    np.testing.assert_allclose(await target_of(toolkit, "key"), [0, 0, 0], atol=1e-6)
+    # a point light has nothing to aim: no aim in the result
+    text = await ok(toolkit, "add_light", kind="point", name="lamp", above="hedge")
+    assert "aimed" not in text.split("\n", 1)[0], text
 
 
 async def test_a_light_above_what_is_not_there_changes_nothing(toolkit: ThreeJSToolkit) -> None:
-    await fresh(toolkit)
-    await ok(toolkit, "add_object", name="hedge", size=[5, 1, 0.5], rest_on="ground")
+    await hedge(toolkit)
+    await ok(toolkit, "add_light", kind="point", name="lamp", above="hedge")
     before = await toolkit.scene_summary()
     for arguments, says in (
-        ({"kind": "point", "name": "lamp", "above": "hedgerow"},
-         'above: no object named "hedgerow"; give one of: ambient, hedge'),
-        ({"kind": "point", "name": "lamp", "above": "hedge", "gap": -1}, "gap must be 0 or more"),
-        ({"kind": "ambient", "name": "fill", "above": "hedge"}, "an ambient light has no position"),
+        ({"kind": "point", "name": "glow", "above": "hedgerow"},
+         'above: no object named "hedgerow"; give one of: ambient, hedge, lamp'),
+        ({"kind": "point", "name": "glow", "above": "hedge", "gap": -1},
+         "gap must be 0 or more; got -1"),
+        ({"kind": "ambient", "name": "fill", "above": "hedge"},
+         "above: an ambient light has no position"),
+        ({"kind": "hemisphere", "name": "sky", "above": "hedge"},
+         "above: a hemisphere light has no position"),
+        ({"kind": "point", "name": "lamp", "above": "lamp"},
+         'above: "lamp" is this light itself'),
+        ({"kind": "spot", "name": "lamp", "above": "LAMP"},
+         'above: "LAMP" is this light itself'),
     ):  # fmt: skip
         outcome = await call(toolkit, "add_light", **arguments)
         assert outcome.is_error and says in outcome.text, outcome.text
     assert await toolkit.scene_summary() == before
+    for name in ("glow", "fill", "sky"):
+        assert await page_value(toolkit, f"scene.getObjectByName('{name}') === undefined")

@@ -101,6 +101,25 @@ Target = Annotated[
     WithJsonSchema({"anyOf": [{**_NUMBER_LIST, "minItems": 3, "maxItems": 3}, {"type": "string"}]}),
 ]
 RestOn = Annotated[str | None, BeforeValidator(_given), WithJsonSchema({"type": "string"})]
+# add_light's above: an object's name; "" is not given, like rest_on.
+Above = Annotated[str | None, BeforeValidator(_given), WithJsonSchema({"type": "string"})]
+
+
+def _not_negative(value: float | None) -> float | None:
+    if value is not None and value < 0:
+        raise ValueError(f"gap must be 0 or more; got {value:g}")
+    return value
+
+
+# add_light's gap above the object's top: checked here, so a negative one is an argument error
+# before the page is asked (the page checks it too, for operations sent some other way). No
+# "minimum" in the schema: the message says it, and the schema stays short.
+Gap = Annotated[
+    float | None,
+    BeforeValidator(_given),
+    AfterValidator(_not_negative),
+    WithJsonSchema({"type": "number"}),
+]
 Names = Annotated[
     list[str] | None,
     BeforeValidator(_names),
@@ -231,8 +250,8 @@ class SceneTools:
         intensity: OptFloat = None,
         position: Vec3 = None,
         target: Target = None,
-        above: OptStr = None,
-        gap: OptFloat = None,
+        above: Above = None,
+        gap: Gap = None,
         ctx: ToolContext | None = None,
     ) -> Applied:
         """Add a light (replaces one of the same name).

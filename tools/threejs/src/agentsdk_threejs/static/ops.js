@@ -314,27 +314,30 @@ function addLight(ctx, op) {
   const position = new THREE.Vector3().fromArray(op.position != null ? vector(op.position, 'position') : (defaults.position || [0, 0, 0]));
   // Only directional and spot lights have a direction; the others ignore a target.
   const aimed = kind === 'directional' || kind === 'spot';
+  // above: over an object's centre, gap above its top (place.js measures its world box).
+  // Checked before anything changes. Ambient and hemisphere lights light from no point (a
+  // hemisphere light's position is only its sky direction), so above is refused for them.
   let over = null;
   if (op.above != null && String(op.above).trim()) {
-    if (!defaults.position) throw new OpError(`above: an ${kind} light has no position; leave above out`);
+    if (!aimed && kind !== 'point') throw new OpError(`above: ${kind === 'ambient' ? 'an' : 'a'} ${kind} light has no position; leave above out, or use a point, spot or directional light`);
     over = overObject(ctx.scene, op.above, op.gap ?? 1, name.name);
     position.copy(over.at);
   }
-  // A light put over an object and aimed nowhere shines down on it.
+  // A directional or spot light put over an object and given no target shines down on it.
   const target = op.target ?? (over && aimed ? over.name : null);
   const aim = aimed && target != null ? resolveTarget(ctx.scene, target, 'target', null, name.name) : null;
   const at = aim ? aim.at : new THREE.Vector3();
+  // Where above put it, first: "2 above hedge (top y=1): at (0, 3, 0)". above wins over a
+  // position given in the same call, and the model is told that position was replaced.
+  const where = over ? ` ${over.label}: at ${point(position)}` : '';
+  const replaced = over && op.position != null ? `; position [${vector(op.position, 'position').map(num).join(', ')}] replaced by above` : '';
   let placed = '';
-  if (over) {
-    const replaced = op.position != null ? `; position [${vector(op.position, 'position').map(num).join(', ')}] replaced by above` : '';
-    placed = ` ${over.label}: at ${point(position)}${replaced}`;
-  }
   if (aimed && position.distanceTo(at) < 1e-9) {
     // Small models give a new directional or spot light the point it should light as its
     // position too ([0, 0, 0] twice, or the lit object's own centre): it would have no
     // direction. It goes where the kind stands by default, relative to that point.
     position.copy(at).add(new THREE.Vector3(...defaults.position));
-    placed += ` (placed at (${fmt(position.toArray())}): its position was its target)`;
+    placed = ` (placed at (${fmt(position.toArray())}): its position was its target)`;
   }
   let light;
   if (kind === 'ambient') light = new THREE.AmbientLight(color, intensity);
@@ -347,7 +350,7 @@ function addLight(ctx, op) {
   if (defaults.position) light.position.copy(position);
   if (light.target) setTarget(light, at);
   const existing = ctx.scene.getObjectByName(light.name);
-  const aimedAt = (aim ? ` aimed at ${aim.label}` : '') + placed + name.note;
+  const aimedAt = where + (aim ? `${where ? ',' : ''} aimed at ${aim.label}` : '') + placed + replaced + name.note;
   if (existing) {
     (existing.parent || ctx.scene).remove(existing);
     dispose(existing);
