@@ -1211,3 +1211,33 @@ def test_what_is_not_put_over_a_part(
 
     response = ModelResponse(parts=[call])
     assert above_as_asked(_made_in(text, tool, made), response) is response
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "call", "kept"),
+    [
+        # s25/8 and s25/9: filled in unasked, then refused
+        ("Make a main scene with a red cylinder named Pole, 3 tall, standing on the ground, "
+         "and a directional light named Sun.", "add_node",
+         _call("add_node", name="Pole", type="MeshInstance", shape="cylinder", above=".", gap=1,
+               rest_on="ground", **SCENE),
+         {"name": "Pole", "type": "MeshInstance", "shape": "cylinder", "rest_on": "ground", **SCENE}),
+        ("Build a main scene whose root is a Node2D with a Label named Score at (20, 20) that "
+         "says 0.", "add_node",
+         _call("add_node", name="Score", type="Label", position=[20, 20], above=".", gap=1,
+               properties={"text": "0", "above": "."}, **SCENE),
+         {"name": "Score", "type": "Label", "position": [20, 20], "properties": {"text": "0"},
+          **SCENE}),
+        (HEDGE.replace(" 2 above it", " at (0, 3, 0)"), "add_light",
+         _call("add_light", kind="point", name="lamp", position=[0, 3, 0], above="hedge", gap=2),
+         {"kind": "point", "name": "lamp", "position": [0, 3, 0]}),
+    ],
+)  # fmt: skip
+def test_above_and_gap_the_request_never_asks_for_go(
+    text: str, tool: str, call: ToolCallPart, kept: dict[str, Any]
+) -> None:
+    from agentsdk_openai.local.placing import above_as_asked
+
+    mended = above_as_asked(_made_in(text, tool), ModelResponse(parts=[call]))
+    (got,) = mended.tool_calls
+    assert got.arguments == kept

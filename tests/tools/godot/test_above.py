@@ -173,6 +173,11 @@ async def test_a_position_given_too_is_replaced_and_said_so(toolkit: GodotToolki
     m = await toolkit.measurements(SCENE)
     assert m.node("Bulb").origin == pytest.approx((0, 2, 0), abs=1e-6)
     assert m.node("Lamp").origin == pytest.approx((0, 2, 0), abs=1e-6)
+    # a gap without above is left unused: the node stands where its position says
+    text = await done(toolkit, "add_node", scene=SCENE, name="Fill", type="OmniLight",
+                      position=[3, 1, 0], gap=2)  # fmt: skip
+    assert "above" not in text and "gap" not in text, text
+    assert stored(toolkit, "Fill", "translation") == pytest.approx([3, 1, 0])
 
 
 async def test_refused_above_adds_nothing(toolkit: GodotToolkit) -> None:
@@ -197,9 +202,6 @@ async def test_refused_above_adds_nothing(toolkit: GodotToolkit) -> None:
     offer = await refused("gap is the distance above the node's top, 0 or more (default 1), "
                           "not -2.", type="OmniLight", above="Block", gap=-2)  # fmt: skip
     assert offer is not None and offer["above"] == "Block" and "gap" not in offer
-    offer = await refused("gap is the distance above the node `above` names",
-                          type="OmniLight", gap=2)  # fmt: skip
-    assert offer is not None and "gap" not in offer
     await refused("above is for 3D nodes (Spatial and the classes that inherit it): Bulb "
                   "would be a Label", type="Label", above="Block")  # fmt: skip
     # nothing is over a 2D node in 3D

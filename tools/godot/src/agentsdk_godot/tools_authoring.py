@@ -592,15 +592,10 @@ class AuthoringTools(GodotToolkitBase):
         mesh: bool,
     ) -> NodeEntry | None:
         """The node add_node's `above` names (None without `above`), after refusing, before
-        anything is written: a gap without `above`, a negative gap, `above` with `rest_on`,
-        and a name no node has."""
+        anything is written: a negative gap, `above` with `rest_on`, and a name no node has.
+        A gap without `above` is left unused, as the three.js and Blender toolkits leave it
+        (small models fill in every argument a tool shows)."""
         if above is None:
-            if gap is not None:
-                raise ToolError(
-                    "gap is the distance above the node `above` names: give above too, or "
-                    f"leave gap out. Nothing was added. To add {name} without gap: "
-                    + again(gap=None)
-                )
             return None
         if gap is not None:
             try:

@@ -703,7 +703,8 @@ def above_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
     :data:`GAP_ARGUMENT` the distance the request gives, and the call goes without the
     point it gave (``position``/``location``, where optional) and without ``rest_on``:
     the toolkit measures the part and centres this one over its top. "it" is the part named
-    last before this one; "above the ground" is a height, left alone.
+    last before this one; "above the ground" is a height, left alone. A part the request
+    puts over nothing goes without both arguments (:func:`_unasked_above`).
 
     On new users' prompts the 1.5B model put "a point light named lamp 2 above" a hedge 1
     tall at ``(0, 1, 2)``, 2 along z (s25/3); "an area light named Soft above" a can 1.2 m
@@ -719,8 +720,10 @@ def above_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         if made.name is None or ABOVE_ARGUMENT not in properties:
             return None
         found = list(_ABOVE.finditer(_without(described(text, made.name), made.name)))
+        if not found:
+            return _unasked_above(made)
         if len(found) != 1:
-            return None  # none, or two: which is meant, unsaid
+            return None  # two: which is meant, unsaid
         gap, word = found[0].group(1), found[0].group(2)
         others = [n for n in names if n.lower() != made.name.lower()]
         if word.lower() in ("it", "them"):
@@ -746,3 +749,24 @@ def above_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRespo
         return arguments
 
     return _mend(request, response, mend)
+
+
+def _unasked_above(made: _Made) -> dict[str, Any] | None:
+    """The call without :data:`ABOVE_ARGUMENT` and :data:`GAP_ARGUMENT` (also among a dict
+    argument's entries, which Godot's ``add_node`` reads as them), where the request says
+    nothing of putting the part over another: offered them, the 1.5B model filled them in
+    unasked (``"above": ".", "gap": 1`` for a Label and for a Pole on the ground, both
+    refused, s25/8 and s25/9), as it fills every argument a tool shows."""
+    required = made.tool.parameters.get("required") or []
+    keys = {ABOVE_ARGUMENT, GAP_ARGUMENT} - set(required)
+    arguments: dict[str, Any] = {}
+    for key, value in made.call.arguments.items():
+        if key in keys:
+            continue
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if str(k).lower() not in keys}
+        arguments[key] = value
+    if arguments == made.call.arguments:
+        return None
+    logger.info("%s for %r: %s dropped, unasked", made.call.name, made.name, sorted(keys))
+    return arguments
