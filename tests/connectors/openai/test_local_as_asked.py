@@ -12,6 +12,7 @@ from agentsdk_openai.local.as_asked import (
     aimed_as_asked,
     as_asked,
     below_as_asked,
+    changed_as_asked,
     framed_as_asked,
     kind_as_asked,
     light_as_asked,
@@ -1241,3 +1242,35 @@ def test_above_and_gap_the_request_never_asks_for_go(
     mended = above_as_asked(_made_in(text, tool), ModelResponse(parts=[call]))
     (got,) = mended.tool_calls
     assert got.arguments == kept
+
+
+STEP = (
+    "Create a cube named Step, 1 m on each side, on the ground, then make it twice as wide along x."
+)
+
+
+@pytest.mark.parametrize(
+    ("made", "change", "kept"),
+    [
+        # s25/5: made at [0, 0, 0] and rested; widened with that point again
+        ({"location": [0, 0, 0], "rest_on": "ground"}, {"location": [0.0, 0.0, 0.0], "scale": [2, 1, 1]},
+         {"scale": [2, 1, 1]}),
+        # made there without a rest: the point is where it is, kept
+        ({"location": [0, 0, 0]}, {"location": [0, 0, 0], "scale": [2, 1, 1]}, None),
+        # another point: the call's own move, kept
+        ({"location": [0, 0, 0], "rest_on": "ground"}, {"location": [1, 0, 0]}, None),
+    ],
+)  # fmt: skip
+def test_a_change_does_not_put_a_rested_part_back_where_its_maker_call_said(
+    made: dict[str, Any], change: dict[str, Any], kept: dict[str, Any] | None
+) -> None:
+    maker = _call("create_primitive", kind="cube", name="Step", size=[1, 1, 1], **made)
+    request = _made_in(STEP, "create_primitive", maker)
+    request = request.model_copy(update={"tools": [*request.tools, SPECS["set_transform"]]})
+    response = ModelResponse(parts=[_call("set_transform", name="Step", **change)])
+    mended = changed_as_asked(request, response)
+    if kept is None:
+        assert mended is response
+        return
+    (got,) = mended.tool_calls
+    assert got.arguments == {"name": "Step", **kept}

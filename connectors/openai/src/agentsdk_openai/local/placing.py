@@ -149,7 +149,9 @@ def changed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
     none, where the tool does not need it: ``set_transform(name="Ball", location=[6, -6,
     4])``, the camera's point, for "a red sphere named Ball ... resting on the ground and a
     camera named Cam at (6, -6, 4)" (new users' prompt s17/4; the same mend as for maker
-    calls). A part the request speaks of as one there already is left to the call.
+    calls). A part the request speaks of as one there already is left to the call. So is
+    the place its own maker call gave it along with ``rest_on``, which the toolkit replaced
+    (:func:`_rested_at`): sent again in a change, it would undo the rest.
 
     A colour word such a call gives the part, other than the one the words before its name
     give ("a green cone named tree"), is that colour again, unless what the request says of
@@ -189,6 +191,15 @@ def changed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
             }
             if arguments != call.arguments:
                 logger.info("%s puts %r at another part's point; dropped", call.name, name)
+            rested = _rested_at(made_calls, makers, name)
+            for key, point in rested.items():
+                if key in arguments and key not in required and _same_point(arguments[key], point):
+                    # The point its maker call gave, which rest_on replaced: sent again, it
+                    # would undo the rest (s25/5: a cube made at [0, 0, 0] on the ground,
+                    # then widened with location [0, 0, 0], its lower half under the ground).
+                    logger.info("%s puts %r back at %s, before its rest; dropped",
+                                call.name, name, key)  # fmt: skip
+                    del arguments[key]
         colour = asked_colour(head_of(text, name))
         for key in COLOUR_ARGUMENTS:
             given = arguments.get(key)
@@ -205,7 +216,25 @@ def changed_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
         return arguments if arguments != call.arguments else None
 
     makes_nothing = {tool.name: tool for tool in request.tools if tool.creates is None}
+    makers = {tool.name: tool for tool in request.tools if tool.creates is not None}
+    made_calls = made_since_request(request)
     return _mend_calls(response, makes_nothing, mend)
+
+
+def _rested_at(
+    made: list[ToolCallPart], makers: dict[str, ToolSpec], name: str
+) -> dict[str, list[float | int]]:
+    """The place (``position``/``location`` -> point) the call that made the part ``name``
+    gave it along with a :data:`RESTING_ARGUMENT`, which the toolkit then replaced: empty
+    when no such call made it."""
+    for call in made:
+        tool = makers.get(call.name)
+        if tool is None or str(call.arguments.get(str(tool.creates), "")).lower() != name.lower():
+            continue
+        if not call.arguments.get(RESTING_ARGUMENT):
+            return {}
+        return {k: call.arguments[k] for k in _PLACES if _plain_numbers(call.arguments.get(k))}
+    return {}
 
 
 _AIMS = ("look_at", "target")
