@@ -356,7 +356,7 @@ class AuthoringTools(GodotToolkitBase):
         if rest_on is None and "rest_on" in properties:  # an argument written among properties
             rest_on = properties.pop("rest_on")
         if above is None and "above" in properties:  # as rest_on: no class has such a property
-            above = properties.pop("above")
+            above = str(properties.pop("above"))
             gap = properties.pop("gap", None) if gap is None else gap
         if above is not None and not above.strip():
             above = None  # "" is no node (the root is "."): the argument left empty
