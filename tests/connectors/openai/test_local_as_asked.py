@@ -742,6 +742,11 @@ def test_a_shape_sized_as_the_request_gives_it(
          {"size": "Vector3( 1, 1, 1 )"}, "cylinder", [1, 3, 1]),
         ("Add an orange cylinder named Apple, 3 tall, on the ground.",
          {"size": [1, 2, 1], "cast_shadow": "0"}, "cylinder", [1, 3, 1]),
+        # s25/8: numbers with commas, no brackets (refused as a cylinder 3 wide and 1 tall)
+        ("Make a main scene with a red cylinder named Apple, 3 tall, standing on the ground.",
+         {"shape": "cylinder", "size": "3, 1, 1"}, "cylinder", [1, 3, 1]),
+        # one bare number is the toolkit's to read (every edge)
+        ("Add a box named Apple, 2 by 1 by 1.", {"size": "2"}, "box", None),
         # as asked already, or a mesh whose shape is not read: left as written
         ("Add a box named Apple, 2 by 1 by 1.", {"size": "[2, 1, 1]"}, "box", None),
         ("Add a sphere named Apple of radius 1.", {"mesh": "ArrayMesh()", "size": "[1, 1, 1]"},

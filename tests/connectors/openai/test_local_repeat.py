@@ -118,3 +118,32 @@ async def test_a_repeat_becomes_the_answer_or_the_call_for_the_part_left(
     new = _next(_call("add_object", **{**GROUND, "color": "red"}))
     assert await model._past_a_repeat(done, new) is new
     await model.aclose()
+
+
+async def test_with_the_request_done_any_answer_ends_the_repeat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # s25/7: the answer asked for in place of a repeat was refused by the answer checks,
+    # the repeat went through, and a second main scene was made. Here the engine's answer
+    # is the request said again (the sampling is the engine's own in the test above): it
+    # is taken, poor as it is, since the work is done and a loop would undo it.
+    model = connect("local:qwen2.5-coder-0.5b")
+    assert isinstance(model, LocalChatModel)
+    said = ASKED
+    asked: list[dict[str, object]] = []
+
+    async def sample(
+        request: ModelRequest, settings: dict[str, object], what: str
+    ) -> ModelResponse:
+        asked.append(settings)
+        return ModelResponse(parts=[TextPart(text=said)])
+
+    monkeypatch.setattr(model, "_sample_again", sample)
+    done = _turns(_call("add_object", **GROUND), _call("add_object", **PLAYER))
+    answered = await model._past_a_repeat(done, _next(_call("add_object", **GROUND)))
+    assert answered.text == said and not answered.tool_calls
+    assert [s["tool_choice"] for s in asked] == ["none"]
+    # Held to the answer checks, as for a turn's own answer, the same text is refused.
+    strict = await model._answer_again(done, ModelResponse(parts=[TextPart(text="")]))
+    assert strict.text == ""
+    await model.aclose()

@@ -326,7 +326,13 @@ class Reasking(OpenAIChatModel):
                 return response  # a part left was asked for already: no second ask
             logger.info("%s: %s made again, with the request done; asking for the answer",
                         self.name, response.tool_calls[0].name)  # fmt: skip
-            answer = await self._answer_again(request, ModelResponse(parts=[TextPart(text="")]))
+            # Any text is taken: held to the answer checks (a cue, a calling format or the
+            # request echoed), the 1.5B model's answer was refused, the repeat went through,
+            # and the model went on to make a second main scene (s25/7). A poor answer
+            # leaves the work as it is; the loop did not.
+            answer = await self._answer_again(
+                request, ModelResponse(parts=[TextPart(text="")]), strict=False
+            )
             return response if answer.tool_calls or not answer.text.strip() else answer
         if not self._may_call_for_a_part(request, response):
             return response
@@ -349,10 +355,13 @@ class Reasking(OpenAIChatModel):
             logger.warning("%s: asking again for %s failed (%s)", self.name, what, exc)
             return None
 
-    async def _answer_again(self, request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    async def _answer_again(
+        self, request: ModelRequest, response: ModelResponse, *, strict: bool = True
+    ) -> ModelResponse:
         """An answer that only repeats the template's cue, or the user's request, or that
         re-wrote the call that just succeeded, gets one more try, as a plain-text answer
-        under the answer-leaning cue; if that echoes too, the first answer stands."""
+        under the answer-leaning cue; if that echoes too, the first answer stands. Not
+        ``strict``, any text without a call is taken."""
         logger.info("%s did not answer (%.60r); asking for the answer", self.name, response.text)
         extra = dict(request.settings.extra)
         extra["chat_template_kwargs"] = {
@@ -362,11 +371,10 @@ class Reasking(OpenAIChatModel):
         again = await self._sample_again(
             request, {"tool_choice": "none", "extra": extra}, "the answer"
         )
-        if (
-            again is None
-            or again.tool_calls
-            or not again.text.strip()
-            or echoes_cue(again.text)
+        if again is None or again.tool_calls or not again.text.strip():
+            return response
+        if strict and (
+            echoes_cue(again.text)
             or echoes_call_format(again.text)
             or echoes_request(request, again)
         ):

@@ -82,9 +82,13 @@ _SIZE_KEY = re.compile(rf"^{_SIZE}$")
 
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _WRITTEN_SIZE = re.compile(
-    rf"\s*(?:Vector3\s*)?[\[(]\s*({_NUMBER}(?:\s*,\s*{_NUMBER})*)\s*[\])]\s*", re.IGNORECASE
+    rf"\s*(?:Vector3\s*)?[\[(]\s*({_NUMBER}(?:\s*,\s*{_NUMBER})*)\s*[\])]\s*"
+    rf"|\s*({_NUMBER}(?:\s*,\s*{_NUMBER})+)\s*",
+    re.IGNORECASE,
 )
-"""A size written as text among properties: ``"[0.5, 0.5, 0.5]"``, ``"Vector3( 2, 2, 2 )"``."""
+"""A size written as text among properties: ``"[0.5, 0.5, 0.5]"``, ``"Vector3( 2, 2, 2 )"``,
+or numbers with commas and no brackets (``"3, 1, 1"``, s25/8); one bare number is left to
+the toolkit (Godot reads ``"2"`` as every edge)."""
 
 _PRIMITIVE = re.compile(r"\s*([a-z]+?)\s*mesh\s*(?:\(\s*\))?\s*", re.IGNORECASE)
 """A mesh value naming a primitive mesh class: ``"SphereMesh()"`` is a sphere."""
@@ -102,7 +106,7 @@ def _size_lifted(arguments: dict[str, Any]) -> dict[str, Any] | None:
         if isinstance(said, list) and all(isinstance(v, int | float) for v in said):
             numbers = list(said)
         elif isinstance(said, str) and (found := _WRITTEN_SIZE.fullmatch(said)):
-            numbers = [float(n) for n in found.group(1).split(",")]
+            numbers = [float(n) for n in (found.group(1) or found.group(2)).split(",")]
         else:
             return None
         rest = {k: v for k, v in value.items() if k != _SIZE}
