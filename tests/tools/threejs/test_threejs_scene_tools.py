@@ -452,6 +452,29 @@ async def test_an_operation_that_changes_nothing_says_so(toolkit: ThreeJSToolkit
     assert not looked.unchanged  # a look changes nothing and is not asked to
 
 
+async def test_an_update_that_echoes_the_extents_keeps_the_size_and_scale(
+    toolkit: ThreeJSToolkit,
+) -> None:
+    # s16/1: the scene lines said "sun (sphere) ... size 2x2x2" and "plate (box) ... size
+    # 6x0.2x6"; updates sent them back as the sphere's size (radius 2) and the plate's scale.
+    await fresh(toolkit)
+    await call(toolkit, "add_object", name="sun", shape="sphere", size=[1], position=[0, 3, 0])
+    await call(toolkit, "add_object", name="plate", size=[6, 0.2, 6], rest_on="ground")
+    echoed = await call(toolkit, "update_object", name="sun", size=[2, 2, 2])
+    assert not echoed.is_error and echoed.unchanged, echoed.text
+    assert "size [2,2,2] left out: that is its extent already (its size stays [1])" in echoed.text
+    assert "sun (sphere #d3d3d3) at (0, 3, 0) size 2x2x2" in echoed.text
+    scaled = await call(toolkit, "update_object", name="plate", scale=[6, 0.2, 6], color="green")
+    assert not scaled.is_error and not scaled.unchanged, scaled.text  # the colour applies
+    assert "scale [6,0.2,6] left out: those are its extents, not factors" in scaled.text
+    assert "plate (box #008000) at (0, 0.1, 0) size 6x0.2x6" in scaled.text
+    # Other numbers are the model's own change; so is a size the extents give on a box.
+    bigger = await call(toolkit, "update_object", name="sun", size=[3, 3, 3])
+    assert "left out" not in bigger.text and "size 6x6x6" in bigger.text, bigger.text
+    doubled = await call(toolkit, "update_object", name="plate", scale=[2, 1, 1])
+    assert "left out" not in doubled.text and "size 12x0.2x6" in doubled.text, doubled.text
+
+
 async def test_a_run_that_keeps_asking_for_what_already_is_is_asked_for_its_answer(
     toolkit: ThreeJSToolkit,
 ) -> None:

@@ -3,7 +3,7 @@
 // checks what only the scene knows (names, colours) and throws OpError with a hint.
 import * as THREE from 'three';
 import { OpError, findNamed, num, point } from './names.js';
-import { findSupport, overObject, resolveTarget, restOn } from './place.js';
+import { findSupport, overObject, resolveTarget, restOn, worldBox } from './place.js';
 
 export { OpError };
 
@@ -214,8 +214,42 @@ function validate(op) {
   if (op.intensity != null && !(Number(op.intensity) >= 0)) throw new OpError(`intensity must be 0 or more; got ${op.intensity}`);
 }
 
-function updateObject(ctx, op) {
-  const object = findNamed(ctx.scene, op.name);
+// The object's world extents as the scene lines give them ("size 2x2x2"): 3 significant digits.
+function shownExtents(object) {
+  return worldBox(object).getSize(new THREE.Vector3()).toArray().map((v) => Number(v.toPrecision(3)));
+}
+
+function sameNumbers(a, b) {
+  return a.length === b.length && a.every((v, i) => Math.abs(Number(v) - Number(b[i])) < 1e-9);
+}
+
+// A size or scale that only repeats the extents the scene lines report, where that would
+// change the object: small models echo a part's whole state in an update ("size 2x2x2" sent
+// back as size [2, 2, 2] made a sphere of radius 1 a sphere of radius 2, s16/1; a plate "size
+// 6x0.2x6" sent back as scale [6, 0.2, 6] became 36 wide). Left out, with a note; the update's
+// other fields apply. Returns the operation to apply and the notes.
+function withoutEchoes(object, op) {
+  if (!object.isMesh || !object.userData.agentsdk || op.shape != null) return [op, []];
+  const shown = shownExtents(object);
+  const echoes = (value) => Array.isArray(value) && value.length === 3
+    && value.every((v, i) => Number(Number(v).toPrecision(3)) === shown[i]);
+  const kept = { ...op };
+  const notes = [];
+  const current = object.userData.agentsdk;
+  if (echoes(op.size) && !sameNumbers(sizeList(current.shape, op.size), current.size)) {
+    delete kept.size;
+    notes.push(`size ${JSON.stringify(op.size)} left out: that is its extent already (its size stays [${current.size.join(', ')}])`);
+  }
+  if (echoes(op.scale) && !shown.every((v) => v === 1) && !sameNumbers(object.scale.toArray(), op.scale)) {
+    delete kept.scale;
+    notes.push(`scale ${JSON.stringify(op.scale)} left out: those are its extents, not factors (its scale stays [${object.scale.toArray().map((v) => Number(v.toPrecision(3))).join(', ')}])`);
+  }
+  return [kept, notes];
+}
+
+function updateObject(ctx, given) {
+  const object = findNamed(ctx.scene, given.name);
+  const [op, echoed] = withoutEchoes(object, given);
   if (op.size != null && op.shape == null && object.userData.agentsdk) sizeList(object.userData.agentsdk.shape, op.size);
   const support = op.rest_on != null ? findSupport(ctx.scene, object, object.name, op.rest_on) : undefined;
   const aim = object.isLight && object.target && op.target != null ? resolveTarget(ctx.scene, op.target, 'target', object) : null;
@@ -259,6 +293,7 @@ function updateObject(ctx, op) {
     changed.push(`aimed at ${aim.label}`);
   }
   if (support !== undefined) changed.push(restOn(object, support, op.position != null));
+  changed.push(...echoed);
   ctx.changes.push(changed.length ? `updated "${object.name}": ${changed.join(', ')}` : `"${object.name}" unchanged (no fields given)`);
 }
 
