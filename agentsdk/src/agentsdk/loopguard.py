@@ -42,7 +42,11 @@ from .errors import AgentError
 from .messages import TextPart, ToolCallPart
 from .tools import ToolOutcome
 
-__all__ = ["LoopDetected", "LoopGuard"]
+__all__ = ["NOTHING_CHANGED", "LoopDetected", "LoopGuard"]
+
+NOTHING_CHANGED = "Nothing changed:"
+"""How the note on a call that changed nothing begins (its result is then an error): a
+connector may tell such a call, valid but idle, from one that failed."""
 
 
 class LoopDetected(AgentError):
@@ -139,7 +143,7 @@ class LoopGuard:
             if looped and unchanged and not repeat:
                 self._reason = f"{call.name}({_short(call)}) changed nothing"
                 note = TextPart(
-                    text=f"Nothing changed: {call.name} asked for what already was so, which "
+                    text=f"{NOTHING_CHANGED} {call.name} asked for what already was so, which "
                     "made no progress. If the request is done, give your final answer; "
                     "otherwise take its next step. The result was:"
                 )

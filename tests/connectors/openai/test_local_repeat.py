@@ -86,6 +86,23 @@ def test_what_is_not_a_repeat(request_: ModelRequest, response: ModelResponse) -
     assert not repeats_a_success(request_, response)
 
 
+def test_a_call_that_changed_nothing_was_made_and_its_repeat_is_one() -> None:
+    # s17/4: the same set_transform twice, each "Nothing changed", the camera never made
+    turn = _call("update_object", name="ground", rotation=[0, 0, 0])
+    idle = _turns(_call("add_object", **GROUND), turn, failed=turn.id)
+    result = idle.messages[-1].tool_results[0]
+    for text, repeat in (
+        ("Nothing changed: update_object asked for what already was so, which made no "
+         "progress. If the request is done, give your final answer; otherwise take its next "
+         "step. The result was:", True),
+        ("Error: no object named ground", False),
+    ):  # fmt: skip
+        said = result.model_copy(update={"parts": [TextPart(text=text)]})
+        messages = [*idle.messages[:-1], Message(role="tool", parts=[said])]
+        request = idle.model_copy(update={"messages": messages})
+        assert repeats_a_success(request, _next(turn.model_copy(update={"id": "t2"}))) is repeat
+
+
 def test_a_call_made_before_the_newest_request_is_not_a_repeat() -> None:
     earlier = _turns(_call("add_object", **GROUND))
     asked_again = earlier.model_copy(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from agentsdk.loopguard import NOTHING_CHANGED
 from agentsdk.tools import ToolSpec
 
 from agentsdk import ModelError, ModelRequest, ModelResponse, TextPart, ToolCallPart
@@ -409,7 +410,7 @@ def drifting(request: ModelRequest, response: ModelResponse) -> bool:
 def repeats_a_success(request: ModelRequest, response: ModelResponse) -> bool:
     """Every call of the response, each whole, repeats, name and arguments, a call of a
     world-changing tool made since the newest request whose result came back without an
-    error: a call that makes a part (its tool's ``creates``) whenever it was made, any
+    error (or with only the loop guard's note that it changed nothing): a call that makes a part (its tool's ``creates``) whenever it was made, any
     other call when nothing else changed the world since (a render after a change of
     colour is new). Nothing in the turn is new."""
     calls = response.tool_calls
@@ -418,7 +419,15 @@ def repeats_a_success(request: ModelRequest, response: ModelResponse) -> bool:
         return False
     tools = {spec.name: spec for spec in request.tools if spec.side_effects}
     after = request.messages[start + 1 :]
-    done = {r.call_id for m in after for r in m.tool_results if not r.is_error}
+    # A call that changed nothing (the loop guard's note) was valid: as good as done. On
+    # s17/4 the 1.5B model sent the same set_transform of the Ball twice, each changing
+    # nothing, and the loop guard ended the run with the camera Cam never made.
+    done = {
+        r.call_id
+        for m in after
+        for r in m.tool_results
+        if not r.is_error or r.text.startswith(NOTHING_CHANGED)
+    }
     made = [
         (c.name, c.arguments)
         for m in after
