@@ -1279,3 +1279,39 @@ def test_a_change_does_not_put_a_rested_part_back_where_its_maker_call_said(
         return
     (got,) = mended.tool_calls
     assert got.arguments == {"name": "Step", **kept}
+
+
+@pytest.mark.parametrize(
+    ("text", "call", "changed"),
+    [
+        # s25/9: no text in two runs of three
+        ("Build a main scene whose root is a Node2D with a Label named Score at (20, 20) that "
+         "says 0.", _call("add_node", name="Score", type="Label", position=[20, 20], **SCENE),
+         {"properties": {"text": "0"}}),
+        ("Build a main scene whose root is a Control, with a Label named Title that says Hello "
+         "and a Button named Go below it.",
+         _call("add_node", name="Title", type="Label", properties={"align": "1"}, **SCENE),
+         {"properties": {"align": "1", "text": "Hello"}}),
+        ("Make a Control scene with a Label named End with the text 'Game Over' at (10, 10).",
+         _call("add_node", name="End", type="Label", **SCENE), {"properties": {"text": "Game Over"}}),
+        # given already, another part shown, a camera, no words said: left alone
+        ("Build a main scene with a Button named Play that says Play.",
+         _call("add_node", name="Play", type="Button", properties={"text": "Start"}, **SCENE), None),
+        ("Make a main scene with a red sphere named Ball and a Camera named Cam showing the "
+         "ball.", _call("add_node", name="Cam", type="Camera", **SCENE), None),
+        ("Make a main scene with a Label named Score at (20, 20).",
+         _call("add_node", name="Score", type="Label", **SCENE), None),
+    ],
+)  # fmt: skip
+def test_a_part_shows_the_words_the_request_gives_it(
+    text: str, call: ToolCallPart, changed: dict[str, Any] | None
+) -> None:
+    from agentsdk_openai.local.as_asked import worded_as_asked
+
+    response = ModelResponse(parts=[call])
+    mended = worded_as_asked(_ask(text, "add_node"), response)
+    if changed is None:
+        assert mended is response
+        return
+    (got,) = mended.tool_calls
+    assert got.arguments == {**call.arguments, **changed}

@@ -2,7 +2,7 @@
 
 A small local model fills in every argument a maker tool offers, in the order it is shown,
 and copies a name with whatever words follow it; or it leaves out what the request states
-plainly. Eleven mends, each for a call to a tool that declares what it makes
+plainly. Twelve mends, each for a call to a tool that declares what it makes
 (:attr:`~agentsdk.ToolSpec.creates`), each read from the newest user message only, each
 logged, and none kept if the mended call would fail the tool's schema:
 
@@ -27,6 +27,8 @@ logged, and none kept if the mended call would fail the tool's schema:
 - **below another flat part**: "a Button named Go below it" made beside the Label, not
   inside it, and 40 px below it where the call places it nowhere
   (:func:`~.placing.below_as_asked`);
+- **the words it shows**: "a Label named Score ... that says 0" made with ``text`` "0"
+  (:func:`worded_as_asked`);
 - **above another part**: "a point light named lamp 2 above it" made with ``above`` naming
   that part and ``gap`` 2, without the point the call gave, where the tool takes ``above``
   (:func:`~.placing.above_as_asked`);
@@ -74,6 +76,7 @@ from .mending import (
     _mend_calls,
     _says,
     _unsaid_files,
+    _without,
     asked_colour,
 )
 from .placing import (
@@ -93,6 +96,7 @@ from .sizing import (
 from .unmade import (
     SIDE_NAME,
     as_named,
+    described,
     head_of,
     kind_of,
     makes_another_kind,
@@ -114,13 +118,14 @@ __all__ = [
     "side_name_as_asked",
     "sized_as_asked",
     "spaced_as_asked",
+    "worded_as_asked",
 ]
 
 logger = logging.getLogger("agentsdk_openai.local")
 
 
 def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
-    """The response with its calls mended by all fifteen checks (the same response when
+    """The response with its calls mended by all sixteen checks (the same response when
     nothing needed mending)."""
     if not response.tool_calls:
         return response
@@ -131,7 +136,7 @@ def as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
     for check in (
         named_as_asked, kind_as_asked, light_as_asked, looks_as_asked, sized_as_asked,
         placed_as_asked, rested_as_asked, spaced_as_asked, looking_as_asked, below_as_asked,
-        above_as_asked,
+        above_as_asked, worded_as_asked,
     ):  # fmt: skip
         response = check(request, response)
     return response
@@ -183,6 +188,69 @@ def _names_the(thing: str, tool: str, head: str) -> bool:
     return (
         re.search(rf"\b{re.escape(thing)}\s+(?:is|as)\s+(?:an?\s+)?\w+\s*$", head, re.I) is not None
     )
+
+
+_WORDED = re.compile(
+    r"\b(?:that|which)?\s*(?:says|shows|showing|reads|reading|displays|displaying|saying)"
+    r"(?:\s+the\s+(?:text|words?))?\s+"
+    r"(?:[\"'“‘]([^\"'”’]+)[\"'”’]|(.+?))"
+    r"(?=\s*(?:[,;.!?](?:\s|$)|$|\s+(?:and|with|at|below|under|above|beside|next|in|on)\b))"
+    r"|\bwith\s+the\s+(?:text|words?|label)\s+(?:[\"'“‘]([^\"'”’]+)[\"'”’]|(.+?))"
+    r"(?=\s*(?:[,;.!?](?:\s|$)|$|\s+(?:and|with|at|below|under|above|beside|next|in|on)\b))",
+    re.IGNORECASE,
+)
+"""The words a request gives a part to show: "that says Hello", "showing 0", "that shows the
+text Welcome", "with the text 'Game Over'"."""
+_TEXT = "text"
+
+
+def worded_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
+    """Each call that makes a part the request gives words to show ("a Label named Score
+    ... that says 0") with those words as its ``text``, where the call gives none: the
+    tool's own ``text`` argument, else a ``text`` entry of the dict argument whose
+    description shows one (Godot's ``properties``, ``{..., "text": "Hi"}``). On new users'
+    prompt s25/9 the 1.5B model made the Label Score at (20, 20) with no text in two runs of
+    three."""
+    text = _asked(request)
+
+    def mend(made: _Made) -> dict[str, Any] | None:
+        if made.name is None or kind_of(head_of(text, made.name)) is not None:
+            return None  # a shape, a light or a camera "showing" something shows no words
+        found = _WORDED.search(_without(described(text, made.name), made.name))
+        if found is None:
+            return None
+        words = next(g for g in found.groups() if g is not None).strip()
+        bare = re.sub(r"^(?:the|a|an)\s+", "", words, flags=re.IGNORECASE).lower()
+        if not words or bare in named_lower:
+            return None  # "showing the ball": another part, not words
+        properties = made.tool.parameters.get("properties") or {}
+        arguments = dict(made.call.arguments)
+        if _TEXT in properties:
+            if arguments.get(_TEXT):
+                return None
+            arguments[_TEXT] = words
+        else:
+            key = next(
+                (k for k, schema in properties.items()
+                 if isinstance(schema, dict) and schema.get("type") == "object"
+                 and re.search(rf"[\"']{_TEXT}[\"']\s*:", str(schema.get("description", "")))),
+                None,
+            )  # fmt: skip
+            if key is None:
+                return None
+            given = arguments.get(key)
+            entries = dict(given) if isinstance(given, dict) else {}
+            if given is not None and not isinstance(given, dict):
+                return None  # given its own way
+            if entries.get(_TEXT):
+                return None
+            entries[_TEXT] = words
+            arguments[key] = entries
+        logger.info("%s for %r shows %r as asked", made.call.name, made.name, words)
+        return arguments
+
+    named_lower = {n.lower() for n in named_in(text)}
+    return _mend(request, response, mend)
 
 
 def named_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResponse:
