@@ -158,6 +158,17 @@ async def test_size_among_properties_and_other_spellings(toolkit: GodotToolkit) 
         properties={"size": [2, 0.5, 1]},
     )  # fmt: skip
     assert "mesh is a new CubeMesh; measured size 2 x 0.5 x 1" in beam.text, beam.text
+    # numbers with only spaces between (s17/9: "2 2 2" was refused, then sent again)
+    block = await call(
+        toolkit, "add_node", scene=SCENE, name="Spaced", type="MeshInstance",
+        properties={"shape": "box", "size": "2 1.5 -1"},
+    )  # fmt: skip
+    assert block.is_error and "-1" in block.text, block.text  # read, and a negative refused
+    block = await call(
+        toolkit, "add_node", scene=SCENE, name="Spaced", type="MeshInstance",
+        properties={"shape": "box", "size": "2 1.5 1"},
+    )  # fmt: skip
+    assert "measured size 2 x 1.5 x 1" in block.text, block.text
     # a class with a property of its own named size keeps it: a Camera's orthographic size
     cam = await call(
         toolkit, "add_node", scene=SCENE, name="Top", type="Camera",
@@ -181,6 +192,7 @@ async def test_size_among_properties_and_other_spellings(toolkit: GodotToolkit) 
     assert m.rests_on("Crate", "Floor", tolerance=1e-3).passed
     assert m.bounded("Twin").size == pytest.approx((1, 1, 1), abs=1e-4)
     assert m.bounded("Beam").size == pytest.approx((2, 0.5, 1), abs=1e-4)
+    assert m.bounded("Spaced").size == pytest.approx((2, 1.5, 1), abs=1e-4)
 
 
 async def test_a_size_that_cannot_be_done_changes_nothing(toolkit: GodotToolkit) -> None:

@@ -111,9 +111,12 @@ def parse_size(value: object) -> Size:
     return (x, y, z)
 
 
+_SPACED = re.compile(r"\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?)+\s*")
+
+
 def read_numbers(value: object) -> tuple[float, ...] | None:
     """The numbers a model means by a list, a number or a text (`[0, 2, 6]`, `0, 2, 6`,
-    `Vector3( 0, 2, 6 )`, `1 x 2 x 3`), or None when it is something else."""
+    `Vector3( 0, 2, 6 )`, `1 x 2 x 3`, `0 2 6`), or None when it is something else."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -130,6 +133,8 @@ def read_numbers(value: object) -> tuple[float, ...] | None:
     if text.count("x") + text.count("X") + text.count("×") + text.count("*") >= 1:
         text = ",".join(_TIMES.split(text))
     text = text.removeprefix("(").removesuffix(")").removeprefix("[").removesuffix("]")
+    if _SPACED.fullmatch(text):  # "2 2 2": numbers with only spaces between (s17/9)
+        text = ",".join(text.split())
     try:
         parsed = parse_variant(f"[{text}]")
     except VariantSyntaxError:
