@@ -1057,15 +1057,17 @@ def test_an_aim_at_a_part_not_made_or_at_a_point_or_unsaid() -> None:
     assert got.arguments["properties"] == {"look_at": "[0, 0, 0]"}
     unsaid = "Make a main scene with a Camera named Cam at (0, 3, 8)."
     assert looking_as_asked(_ask(unsaid, "add_node"), response) is response
-    # Blender's place_camera has an aim argument of its own: aimed_as_asked's
+    # Blender's place_camera has an aim argument of its own: that argument (session 25),
+    # and a call that gives it keeps it
     blender = _call("place_camera", name="Cam", location=[0, -6, 3])
     asked = "Add a camera named Cam at (0, -6, 3) looking at the origin."
-    assert (
-        looking_as_asked(_ask(asked, "place_camera"), ModelResponse(parts=[blender]))
-        .tool_calls[0]
-        .arguments
-        == blender.arguments
-    )
+    (got,) = looking_as_asked(
+        _ask(asked, "place_camera"), ModelResponse(parts=[blender])
+    ).tool_calls
+    assert got.arguments == {**blender.arguments, "look_at": [0, 0, 0]}
+    aimed = _call("place_camera", name="Cam", location=[0, -6, 3], look_at=[0, 0, 1])
+    kept = ModelResponse(parts=[aimed])
+    assert looking_as_asked(_ask(asked, "place_camera"), kept) is kept
 
 
 def _after(text: str, *made: ToolCallPart) -> ModelRequest:
@@ -1315,3 +1317,37 @@ def test_a_part_shows_the_words_the_request_gives_it(
         return
     (got,) = mended.tool_calls
     assert got.arguments == {**call.arguments, **changed}
+
+
+@pytest.mark.parametrize(
+    ("text", "made", "call", "aim"),
+    [
+        # blender/key-light (session 25): no look_at, so aimed at the origin
+        ("Add a sun light named Key at (4, -4, 8) pointing at the cube Crate.", None,
+         _call("place_light", location=[4, -4, 8], kind="sun", name="Key"), {"look_at": "Crate"}),
+        # s17/4's camera, "that looks at it": the ball made before it
+        ("Make a red sphere named Ball of radius 1 resting on the ground and a camera named Cam "
+         "at (6, -6, 4) that looks at it.", _call("create_primitive", kind="uv_sphere", name="Ball"),
+         _call("place_camera", location=[6, -6, 4], name="Cam"), {"look_at": "Ball"}),
+        ("Add a spot light named Key at (0, 5, 0) aimed at (1, 0, 1).", None,
+         _call("add_light", kind="spot", name="Key", position=[0, 5, 0]), {"target": [1, 0, 1]}),
+        # aimed by the call, at a part not made yet, or nothing said: left alone
+        ("Add a sun light named Key at (4, -4, 8) pointing at the cube Crate.", None,
+         _call("place_light", location=[4, -4, 8], name="Key", look_at=[0, 0, 1]), None),
+        ("Add a camera named Cam at (6, -6, 4) looking at it and a red sphere named Ball.", None,
+         _call("place_camera", location=[6, -6, 4], name="Cam"), None),
+        ("Add a sun light named Key at (4, -4, 8).", None,
+         _call("place_light", location=[4, -4, 8], name="Key"), None),
+    ],
+)  # fmt: skip
+def test_a_camera_or_light_is_aimed_with_its_own_argument_as_asked(
+    text: str, made: ToolCallPart | None, call: ToolCallPart, aim: dict[str, Any] | None
+) -> None:
+    request = _made_in(text, call.name, *([made] if made else []))
+    response = ModelResponse(parts=[call])
+    mended = looking_as_asked(request, response)
+    if aim is None:
+        assert mended is response
+        return
+    (got,) = mended.tool_calls
+    assert got.arguments == {**call.arguments, **aim}

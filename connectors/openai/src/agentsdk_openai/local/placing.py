@@ -250,6 +250,14 @@ straight down at the")."""
 
 _PRONOUN = re.compile(r"(?:it|them)\b", re.IGNORECASE)
 
+_KIND_NOUNS = frozenset(
+    "cube box sphere ball cylinder cone plane torus monkey suzanne object mesh model node "
+    "part shape light lamp camera empty".split()
+)
+"""Words that say what kind of thing a part is, before its name ("the cube Crate")."""
+_CALLED = re.compile(r"\s+(?:named\s+|called\s+)?([A-Z][\w\-]*)")
+"""The name after a kind word: capitalised, as scene objects are named ("the cube Crate")."""
+
 _WORD = re.compile(r"[A-Za-z_][\w\-]*")
 
 
@@ -270,6 +278,11 @@ def _aimed_at(text: str, own: str | None, names: list[str]) -> object:
         return [0, 0, 0]
     if word is not None and word.group().lower() in (n.lower() for n in others):
         return next(n for n in others if n.lower() == word.group().lower())
+    if word is not None and word.group().lower() in _KIND_NOUNS:
+        # "pointing at the cube Crate": a part the scene has, called by its kind and name
+        named = _CALLED.match(rest[word.end() :])
+        if named is not None and named.group(1).lower() not in _KIND_NOUNS:
+            return named.group(1)
     if _PRONOUN.match(rest) and own is not None:
         # "it" is the last thing named before that can be looked at: a shape before a
         # camera or light ("a yellow cube named Target, a Camera named Cam ..., and a spot
@@ -277,6 +290,27 @@ def _aimed_at(text: str, own: str | None, names: list[str]) -> object:
         shapes = [n for n in others if kind_of(head_of(text, n)) == "shape"]
         return _last_named_before(text, own, shapes) or _last_named_before(text, own, others)
     return None
+
+
+def _own_aim(
+    made: _Made, key: str, text: str, names: list[str], unmade: set[str]
+) -> dict[str, Any] | None:
+    """A camera or light made by a tool with an aim argument of its own (``look_at``,
+    ``target``) that the call leaves out, aimed where the request says it looks: that part
+    (once made) or point. The 1.5B model made Blender's "sun light named Key at (4, -4, 8)
+    pointing at the cube Crate" with no ``look_at`` (blender/key-light, session 25), so it
+    aimed at the origin, the toolkit's default."""
+    call = made.call
+    if key in call.arguments or kind_of(head_of(text, str(made.name))) not in ("camera", "light"):
+        return None
+    target = _aimed_at(text, made.name, names)
+    if target is None or (isinstance(target, str) and target.lower() in unmade):
+        return None
+    schema = (made.tool.parameters.get("properties") or {}).get(key)
+    if not _takes(schema, target):
+        return None
+    logger.info("%s for %r aimed at %s as asked", call.name, made.name, target)
+    return {**call.arguments, key: target}
 
 
 def _takes(schema: object, value: object) -> bool:
@@ -443,8 +477,9 @@ def looking_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
     (0, 3, 8) looking at it", "a spot light named Spot pointing down at it") with no aim of
     its own, given one: ``look_at`` among the entries of a dict argument whose description
     offers it (Godot's ``properties``: ``{"look_at": "Box"}``), naming the part aimed at
-    (once it is made) or the point. Tools with an aim argument of their own (``look_at``,
-    ``target``) are :func:`aimed_as_asked`'s.
+    (once it is made) or the point; where the tool has an aim argument of its own
+    (``look_at``, ``target``) that the call leaves out, that argument (:func:`_own_aim`);
+    an aim at the call's own point is :func:`aimed_as_asked`'s.
 
     On new users' prompts the 1.5B model left Godot's cameras unaimed, or wrote a
     ``target`` the class does not have, for "a Camera named Eye ... looking at the wall"
@@ -466,6 +501,9 @@ def looking_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
              and f'"{_AIM_ENTRY}"' in str(schema.get("description", ""))),
             None,
         )  # fmt: skip
+        own = next((k for k in _AIMS if k in properties), None)
+        if own is not None:
+            return _own_aim(made, own, text, names, unmade)
         if key is None or any(k in call.arguments for k in _AIMS):
             return None
         entries = call.arguments.get(key)
