@@ -1071,13 +1071,9 @@ def test_an_aim_at_a_part_not_made_or_at_a_point_or_unsaid() -> None:
 
 
 def _after(text: str, *made: ToolCallPart) -> ModelRequest:
-    """The request, after these calls were made (each without an error)."""
-    request = _ask(text, "add_node")
-    messages = list(request.messages)
-    for call in made:
-        result = ToolResultPart(call_id=call.id, name=call.name, parts=[TextPart(text="added")])
-        messages += [Message(role="assistant", parts=[call]), Message(role="tool", parts=[result])]
-    return request.model_copy(update={"messages": messages})
+    """The request offering Godot's add_node, after these calls were made (each without an
+    error)."""
+    return _made_in(text, "add_node", *made)
 
 
 GO = "Build a main scene whose root is a Control, with a Label named Title that says Hello and a Button named Go below it."  # fmt: skip
