@@ -78,6 +78,7 @@ from .mending import (
     _unsaid_files,
     _without,
     asked_colour,
+    entries_offering,
 )
 from .placing import (
     above_as_asked,
@@ -230,12 +231,7 @@ def worded_as_asked(request: ModelRequest, response: ModelResponse) -> ModelResp
                 return None
             arguments[_TEXT] = words
         else:
-            key = next(
-                (k for k, schema in properties.items()
-                 if isinstance(schema, dict) and schema.get("type") == "object"
-                 and re.search(rf"[\"']{_TEXT}[\"']\s*:", str(schema.get("description", "")))),
-                None,
-            )  # fmt: skip
+            key = entries_offering(properties, _TEXT)
             if key is None:
                 return None
             given = arguments.get(key)

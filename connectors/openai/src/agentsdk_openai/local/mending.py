@@ -130,6 +130,18 @@ def _up_axis(tool: ToolSpec) -> int | None:
     return None
 
 
+def entries_offering(properties: dict[str, Any], entry: str) -> str | None:
+    """The dict argument (``"type": "object"``) whose description shows ``entry`` as one of
+    its keys (Godot's ``properties``: ``{..., "text": "Hi"}``, ``{"look_at": "Box"}``), or
+    None."""
+    return next(
+        (key for key, schema in properties.items()
+         if isinstance(schema, dict) and schema.get("type") == "object"
+         and f'"{entry}"' in str(schema.get("description", ""))),
+        None,
+    )  # fmt: skip
+
+
 def _same_point(value: object, point: list[float | int]) -> bool:
     if not isinstance(value, list) or len(value) != len(point):
         return False

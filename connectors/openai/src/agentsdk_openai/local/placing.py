@@ -39,6 +39,7 @@ from .mending import (
     _where,
     _without,
     asked_colour,
+    entries_offering,
 )
 from .unmade import (
     asked_as_new,
@@ -495,12 +496,7 @@ def looking_as_asked(request: ModelRequest, response: ModelResponse) -> ModelRes
         if made.name is None:
             return None
         properties = tool.parameters.get("properties") or {}
-        key = next(
-            (k for k, schema in properties.items()
-             if isinstance(schema, dict) and schema.get("type") == "object"
-             and f'"{_AIM_ENTRY}"' in str(schema.get("description", ""))),
-            None,
-        )  # fmt: skip
+        key = entries_offering(properties, _AIM_ENTRY)
         own = next((k for k in _AIMS if k in properties), None)
         if own is not None:
             return _own_aim(made, own, text, names, unmade)
