@@ -192,12 +192,19 @@ class Reasking(OpenAIChatModel):
         # one call, and with all of them marked, "render the result" was never asked for
         # after the cue that listed it with "a cube named Lid" got only the Lid made. So a
         # run asks at most once per part, one part per answer.
-        _remember_asked((run, _asked_key(left[0])))
         keys = ", ".join(part.key for part in left)
         logger.info("%s answered with %s not done; asking for it", self.name, keys)
+        return await self._call_for_left(request, response, run, left)
+
+    async def _call_for_left(
+        self, request: ModelRequest, response: ModelResponse, run: str, left: list[Part]
+    ) -> ModelResponse:
+        """The call for the first of the parts ``left``, recorded as asked for in ``run``:
+        with the one tool that does every step left, else any call, held under constrained
+        sampling to the tools that make that part under its name (told which part was left,
+        the 1.5B model sent the first part's call again: s18's p1 for p2)."""
+        _remember_asked((run, _asked_key(left[0])))
         choice = _tool_for_steps(request, left) or "required"
-        # The call that makes the part under its name: told which part was left, the 1.5B
-        # model sent the first part's call again (s18's p1 for p2).
         pinned = pinned_makers(request, left[0]) if self._constrains(request) else []
         return await self._call_for(request, response, left, choice, pinned)
 
@@ -337,12 +344,9 @@ class Reasking(OpenAIChatModel):
             return response if answer.tool_calls or not answer.text.strip() else answer
         if not self._may_call_for_a_part(request, response):
             return response
-        _remember_asked((run, _asked_key(left[0])))
         logger.info("%s: %s made again, with %s not done; asking for it",
                     self.name, response.tool_calls[0].name, left[0].key)  # fmt: skip
-        pinned = pinned_makers(request, left[0])
-        choice = _tool_for_steps(request, left) or "required"
-        return await self._call_for(request, response, left, choice, pinned)
+        return await self._call_for_left(request, response, run, left)
 
     async def _sample_again(
         self, request: ModelRequest, settings: dict[str, Any], what: str
